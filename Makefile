@@ -1,0 +1,36 @@
+# Reclaim — everything runs from the project's own virtual environment.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: install demo test test-fast bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/reclaim audit sample_traces/week --out out/demo
+	@echo "report: $(CURDIR)/out/demo/report.pdf"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# skips the real-Slurm integration test (needs root and apt)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slurm" $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check audit simulator predictors reports tests bench
+
+clean:
+	rm -rf out build *.egg-info

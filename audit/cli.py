@@ -1,0 +1,86 @@
+"""The ``reclaim`` command: each subcommand is a thin click wrapper over a library function of the same name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .textio import InputError
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"reclaim: error: {exc}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+@click.version_option(package_name="reclaim")
+def main() -> None:
+    """Reclaim: an offline capacity audit for HPC and GPU clusters."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Store directory to write.")
+@click.option("--cluster", default=None, help="Cluster name for rows whose input does not name one.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "sacct", "sacct-json", "swf"]), help="Input format (auto-detected by default).")
+@click.option("--timezone", default="UTC", show_default=True,
+              help="Time zone of sacct text timestamps (sacct prints the cluster's local time).")
+def ingest(paths, out, cluster, fmt, timezone) -> None:
+    """Read accounting files into DIR/jobs.parquet, ledger.json, quarantine.csv and reclaim.duckdb."""
+    from .ingest import ingest as run_ingest
+    from .summary_text import ingest_summary
+
+    try:
+        result = run_ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
+    except InputError as exc:
+        _fail(exc)
+    click.echo(ingest_summary(result))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Run directory to write.")
+@click.option("--cluster", default=None, help="Cluster name for rows whose input does not name one.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "sacct", "sacct-json", "swf"]))
+@click.option("--timezone", default="UTC", show_default=True)
+def audit(paths, out, cluster, fmt, timezone) -> None:
+    """Ingest, account and write the report (PDF, HTML, JSON) into DIR."""
+    from .pipeline import audit as run_audit
+
+    try:
+        result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
+    except InputError as exc:
+        _fail(exc)
+    click.echo(f"report: {result.report_pdf}")
+
+
+@main.command()
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Directory to write the trace into.")
+@click.option("--jobs", default=122_000, show_default=True, type=int, help="Number of jobs.")
+@click.option("--days", default=30.0, show_default=True, type=float, help="Span of submissions in days.")
+@click.option("--cluster", "cluster_spec", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Cluster shape TOML (default: the built-in mixed CPU/GPU cluster).")
+@click.option("--profile", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Workload profile TOML (default: the built-in calibrated profile).")
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--corrupt", default=0, show_default=True, type=int, help="Inject this many corrupted sacct lines.")
+def generate(out, jobs, days, cluster_spec, profile, seed, corrupt) -> None:
+    """Write a synthetic month in real export formats, with its planted ground truth (truth.json)."""
+    from .synthetic import generate as run_generate
+
+    try:
+        written = run_generate(out, jobs=jobs, days=days, cluster_spec=cluster_spec, profile=profile, seed=seed,
+                               corrupt=corrupt)
+    except (InputError, ValueError) as exc:
+        _fail(exc)
+    for path in written:
+        click.echo(str(path))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,136 @@
+"""The canonical job table: column names (units in the name) and their dtypes.
+
+Every reader returns a frame with exactly these columns, in this order, through
+:func:`conform`.  ``docs/glossary.md`` documents each column; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+UTC_NS = "datetime64[ns, UTC]"
+
+#: column -> pandas dtype
+JOB_COLUMNS: dict[str, str] = {
+    "cluster": "string",
+    "job_id": "string",
+    "job_id_raw": "string",
+    "array_job_id": "Int64",
+    "array_task_id": "Int64",
+    "het_job_id": "Int64",
+    "het_job_offset": "Int64",
+    "source": "string",
+    "source_file": "string",
+    "source_line": "Int64",
+    "user": "string",
+    "account": "string",
+    "partition": "string",
+    "qos": "string",
+    "job_name": "string",
+    "submit_time": UTC_NS,
+    "eligible_time": UTC_NS,
+    "start_time": UTC_NS,
+    "end_time": UTC_NS,
+    "elapsed_s": "Int64",
+    "time_limit_s": "Int64",
+    "state": "string",
+    "exit_code": "Int64",
+    "signal": "Int64",
+    "req_nodes": "Int64",
+    "req_cpus": "Int64",
+    "req_mem_bytes": "Int64",
+    "req_gpus": "Int64",
+    "gpu_type": "string",
+    "alloc_nodes": "Int64",
+    "alloc_cpus": "Int64",
+    "alloc_mem_bytes": "Int64",
+    "alloc_gpus": "Int64",
+    "cpu_used_s": "Float64",
+    "mem_peak_bytes": "Int64",
+    "gpu_util_mean": "Float64",
+    "gpu_mem_peak_bytes": "Int64",
+    "node_list": "string",
+    "caveats": "string",
+}
+
+#: normalised job states (DESIGN.md)
+STATES = (
+    "COMPLETED",
+    "FAILED",
+    "TIMEOUT",
+    "OUT_OF_MEMORY",
+    "CANCELLED",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "REQUEUED",
+    "RUNNING",
+    "PENDING",
+    "SUSPENDED",
+)
+
+#: caveat codes a row may carry in ``caveats`` (joined with ";"), documented in docs/glossary.md
+CAVEATS = {
+    "no_usage_fields": "the input has no usage columns (TotalCPU, MaxRSS): use is unknown, not zero",
+    "maxrss_batch_only": "memory peak comes from the batch step only on a multi-node job (tasks on other nodes unseen)",
+    "maxrss_single_task": "a multi-task step reported MaxRSS only (largest single task): peak is a lower bound",
+    "totalcpu_zero": "TotalCPU is 0 for a job that ran over a minute (MPI without cgroup accounting): CPU use unknown",
+    "no_gpu_telemetry": "a GPU job with neither a jobstats summary nor telemetry: GPU use unknown",
+    "start_before_submit": "start time earlier than submit time in the input; wait time set to zero",
+    "end_unknown": "end time Unknown (job still running or record incomplete)",
+    "reqmem_assumed_total": "ReqMem printed without a per-CPU/per-node flag and no ReqTRES: taken as the job total",
+    "reqmem_legacy_flag": "ReqMem carried the legacy per-CPU flag bit 0x80000000; decoded as per-CPU",
+    "tres_unmapped": "a TRES in raw numeric form had an ID we cannot name (site-specific gres)",
+    "array_range_unexpanded": "one input line named an array range; one row per listed task, all sharing its values",
+    "swf_used_mem_copy": "SWF used memory equals requested memory: a copy of the request, not a measurement",
+    "swf_cpu_time_total": "SWF field 6 looks like total rather than per-processor CPU time",
+    "swf_no_start_time": "the SWF header gives no UnixStartTime: times are offsets from 1970-01-01 UTC",
+    "jobstats": "usage taken from a jobstats AdminComment summary",
+    "mem_peak_from_steps_concurrent": "steps overlapped in time: peak memory summed over concurrent steps",
+}
+
+
+def empty_jobs() -> pd.DataFrame:
+    """An empty canonical job table with the right dtypes."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in JOB_COLUMNS.items()})
+
+
+def conform(df: pd.DataFrame) -> pd.DataFrame:
+    """Return ``df`` with exactly the canonical columns, in order, with canonical dtypes.
+
+    Missing columns are added as nulls; unknown columns are an error (a reader bug).
+    """
+    extra = set(df.columns) - set(JOB_COLUMNS)
+    if extra:
+        raise ValueError(f"columns outside the canonical job table: {sorted(extra)}")
+    out = {}
+    n = len(df)
+    for col, dtype in JOB_COLUMNS.items():
+        if col in df.columns:
+            s = df[col]
+            if dtype == UTC_NS:
+                s = pd.to_datetime(s, utc=True)
+                if str(s.dtype) != UTC_NS:
+                    s = s.astype(UTC_NS)
+            else:
+                s = s.astype(dtype)
+        else:
+            s = pd.Series(pd.array([None] * n, dtype=dtype if dtype != UTC_NS else "object"))
+            if dtype == UTC_NS:
+                s = pd.to_datetime(s, utc=True).astype(UTC_NS)
+        out[col] = s.reset_index(drop=True)
+    return pd.DataFrame(out)
+
+
+def caveats_from_masks(n: int, masks: dict) -> pd.Series:
+    """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply)."""
+    out = pd.Series([""] * n, dtype=object)
+    for code, mask in masks.items():
+        if code not in CAVEATS:
+            raise KeyError(f"undocumented caveat code {code!r}")
+        m = pd.Series(mask, copy=False).fillna(False).to_numpy(dtype=bool)
+        if m.any():
+            out[m] = out[m] + ";" + code
+    out = out.str.lstrip(";")
+    return out.where(out != "", None).astype("string")

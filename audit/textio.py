@@ -1,0 +1,29 @@
+"""Opening input files: plain or gzip, decoded as UTF-8 with undecodable bytes kept visible."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+
+class InputError(Exception):
+    """A file that cannot be read at all (missing, unreadable, not the format named)."""
+
+
+def read_bytes(path) -> bytes:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{p}: corrupt gzip: {exc}") from exc
+    return raw
+
+
+def read_text(path) -> str:
+    """The file's text; bytes that are not UTF-8 become U+FFFD rather than stopping the run."""
+    return read_bytes(path).decode("utf-8", errors="replace")
