@@ -1,0 +1,1 @@
+"""Synthetic cluster months in real export formats, with planted ground truth."""
