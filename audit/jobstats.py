@@ -1,0 +1,178 @@
+"""Jobstats summaries stored in Slurm's ``AdminComment``: ``JS1:`` + base64(gzip(JSON)).
+
+Princeton's jobstats writes one summary per finished job from a ``slurmctld`` epilog.  The JSON
+layout (as produced by ``Jobstats.report_job_json`` and shown in its documentation)::
+
+    {
+      "gpus": 4,                          # GPUs allocated (from AllocTRES gres/gpu)
+      "total_time": 67316,                # elapsed wall time of the job, seconds
+      "nodes": {
+        "della-i14g2": {
+          "cpus": 24,                     # cores allocated on this node
+          "total_memory": 137438953472,   # cgroup memory limit on this node, bytes
+          "used_memory": 8482066944,      # max over time of the job cgroup's RSS on this node, bytes
+          "total_time": 164480.2,         # CPU seconds used on this node (user + system)
+          "gpu_total_memory": {"0": 42949672960, "1": 42949672960},   # per GPU minor number, bytes
+          "gpu_used_memory":  {"0": 28454158336, "1": 27917287424},   # max over time per GPU, bytes
+          "gpu_utilization":  {"0": 65.7, "1": 64.5}                  # mean duty cycle per GPU, percent
+        },
+        ...
+      }
+    }
+
+The GPU maps are keyed by the GPU's minor number (a string in JSON); any of the GPU maps may be
+absent (no GPUs, or MIG slices without utilisation).  Two marker values carry no JSON at all:
+``JS1:Short`` (job shorter than two sampling periods) and ``JS1:None`` (no data collected).
+
+How the summary becomes canonical columns:
+
+* ``cpu_used_s`` = sum over nodes of ``total_time``; null if any node lacks it.
+* ``mem_peak_bytes`` = sum over nodes of ``used_memory`` (each node's own peak; peaks on different
+  nodes may fall at different times, so this is an upper bound on the simultaneous total — the same
+  figure jobstats reports as "used"); null if any node lacks it.
+* ``gpu_util_mean`` = mean over all the job's GPUs of ``gpu_utilization`` / 100 (0–1).
+* ``gpu_mem_peak_bytes`` ("peak GPU memory over held GPUs") = **sum** over the job's GPUs of each
+  GPU's peak ``gpu_used_memory``: the job total, comparable with ``alloc_gpus`` × memory per GPU, in
+  the same way ``mem_peak_bytes`` is the job total over nodes.  The largest single GPU's peak (what a
+  smaller GPU model would have to hold) is returned beside it as ``gpu_mem_max_per_gpu_bytes``.
+* ``gpus_seen`` = number of distinct (node, GPU minor) pairs named in any GPU map.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import math
+import re
+import zlib
+
+import pandas as pd
+
+PREFIX = "JS1:"
+#: payload-less markers jobstats writes instead of a summary
+MARKERS = ("Short", "None")
+
+#: column -> dtype of :func:`decode_jobstats`'s result
+COLUMNS: dict[str, str] = {
+    "cpu_used_s": "Float64",
+    "mem_peak_bytes": "Int64",
+    "gpu_util_mean": "Float64",
+    "gpu_mem_peak_bytes": "Int64",
+    "gpu_mem_max_per_gpu_bytes": "Int64",
+    "gpus_seen": "Int64",
+    "is_jobstats": "bool",
+    "has_data": "bool",
+    "error": "string",
+}
+
+_WS = re.compile(r"\s+")
+
+
+class JobstatsError(ValueError):
+    """A ``JS1:`` payload that cannot be decoded; the message starts with the failing stage."""
+
+
+def encode_jobstats(summary: dict) -> str:
+    """A jobstats summary dict → its ``AdminComment`` value (deterministic: sorted keys, gzip mtime 0)."""
+    text = json.dumps(summary, sort_keys=True, separators=(",", ":"))
+    packed = gzip.compress(text.encode("ascii"), mtime=0)
+    return PREFIX + base64.b64encode(packed).decode("ascii")
+
+
+def parse_jobstats(value: str) -> dict | None:
+    """One ``AdminComment`` value starting with ``JS1:`` → the summary dict (``None`` for the markers).
+
+    Raises :class:`JobstatsError` naming the stage that failed: base64, gzip, json or layout.
+    """
+    payload = _WS.sub("", value.strip()[len(PREFIX):])
+    if payload in MARKERS:
+        return None
+    try:
+        packed = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise JobstatsError(f"base64 decode failed: {exc}") from exc
+    try:
+        text = gzip.decompress(packed)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise JobstatsError(f"gzip decompress failed: {exc}") from exc
+    try:
+        summary = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JobstatsError(f"json parse failed: {exc}") from exc
+    _check_layout(summary)
+    return summary
+
+
+def _check_layout(summary) -> None:
+    if not isinstance(summary, dict) or not isinstance(summary.get("nodes"), dict):
+        raise JobstatsError("layout: no 'nodes' object")
+    for node, stats in summary["nodes"].items():
+        if not isinstance(stats, dict):
+            raise JobstatsError(f"layout: node {node!r} is not an object")
+        for key in ("cpus", "total_memory", "used_memory", "total_time"):
+            if key in stats and not _is_number(stats[key]):
+                raise JobstatsError(f"layout: node {node!r} {key} is not a finite number")
+        for key in ("gpu_total_memory", "gpu_used_memory", "gpu_utilization"):
+            if key in stats:
+                gmap = stats[key]
+                if not isinstance(gmap, dict) or not all(_is_number(v) for v in gmap.values()):
+                    raise JobstatsError(f"layout: node {node!r} {key} is not a map of finite numbers")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def summarise(summary: dict) -> dict:
+    """A decoded summary → the job-level figures (see the module docstring for each rule)."""
+    nodes = list(summary["nodes"].values())
+    cpu = [n.get("total_time") for n in nodes]
+    mem = [n.get("used_memory") for n in nodes]
+    util = [v for n in nodes for v in n.get("gpu_utilization", {}).values()]
+    gmem = [v for n in nodes for v in n.get("gpu_used_memory", {}).values()]
+    seen = {
+        (name, minor)
+        for name, n in summary["nodes"].items()
+        for key in ("gpu_utilization", "gpu_used_memory", "gpu_total_memory")
+        for minor in n.get(key, {})
+    }
+    complete = bool(nodes)
+    return {
+        "cpu_used_s": float(sum(cpu)) if complete and None not in cpu else None,
+        "mem_peak_bytes": int(round(sum(mem))) if complete and None not in mem else None,
+        "gpu_util_mean": sum(util) / len(util) / 100.0 if util else None,
+        "gpu_mem_peak_bytes": int(round(sum(gmem))) if gmem else None,
+        "gpu_mem_max_per_gpu_bytes": int(round(max(gmem))) if gmem else None,
+        "gpus_seen": len(seen),
+    }
+
+
+def decode_jobstats(s: pd.Series) -> pd.DataFrame:
+    """``AdminComment`` strings → one row per input row (same index) with :data:`COLUMNS`.
+
+    Values not starting with ``JS1:`` (empty, null, free text) give ``is_jobstats`` False and nulls.
+    ``JS1:Short`` / ``JS1:None`` give ``is_jobstats`` True, ``has_data`` False.  A corrupt payload
+    gives ``error`` = the failing stage and reason ("base64 decode failed: …", "gzip decompress
+    failed: …", "json parse failed: …", "layout: …") and null figures: the caller quarantines the field.
+    """
+    text = s.astype("string").str.strip()
+    is_js = text.str.startswith(PREFIX).fillna(False).to_numpy(dtype=bool)
+    n = len(s)
+    cols = {c: [None] * n for c in COLUMNS if c not in ("is_jobstats", "has_data")}
+    has_data = [False] * n
+    for pos in is_js.nonzero()[0]:
+        try:
+            summary = parse_jobstats(text.iat[pos])
+        except JobstatsError as exc:
+            cols["error"][pos] = str(exc)
+            continue
+        if summary is not None:
+            has_data[pos] = True
+            for col, value in summarise(summary).items():
+                cols[col][pos] = value
+    result = {c: pd.array(v, dtype=COLUMNS[c]) for c, v in cols.items()}
+    result["is_jobstats"] = is_js
+    result["has_data"] = pd.array(has_data, dtype=bool)
+    return pd.DataFrame(result, index=s.index)[list(COLUMNS)]
