@@ -1,0 +1,110 @@
+"""Render the report context into ``report.html`` and ``report.pdf`` (Jinja2 + WeasyPrint).
+
+Templates are read through ``importlib.resources`` from the ``reports.templates`` package, so rendering
+works from a plain (non-editable) install. Autoescaping is on: job names, users and paths are untrusted.
+WeasyPrint fetches resources only through ``LocalOnlyFetcher``, which refuses every URL except ``data:``
+and files inside the templates folder — the report never touches the network.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
+
+import jinja2
+from weasyprint import HTML
+from weasyprint.urls import URLFetcher
+
+TEMPLATE_PACKAGE = "reports.templates"
+REPORT_TEMPLATE = "report.html"
+
+
+class URLRefused(ValueError):
+    """A resource URL that the report renderer will not fetch."""
+
+
+def templates_root():
+    """The templates folder as an ``importlib.resources`` Traversable."""
+    return files(TEMPLATE_PACKAGE)
+
+
+def url_allowed(url: str, root: Path) -> bool:
+    """True for ``data:`` URLs and ``file:`` URLs naming a file inside ``root``; False for everything else."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "data":
+        return True
+    if scheme != "file" or parts.netloc not in ("", "localhost"):
+        return False
+    path = Path(url2pathname(unquote(parts.path))).resolve()
+    return path.is_relative_to(Path(root).resolve())
+
+
+class LocalOnlyFetcher(URLFetcher):
+    """WeasyPrint URL fetcher that refuses any URL ``url_allowed`` rejects, before opening anything."""
+
+    def __init__(self, root: Path, **kwargs):
+        super().__init__(**kwargs)
+        self.root = Path(root)
+
+    def fetch(self, url, headers=None):
+        if not url_allowed(url, self.root):
+            raise URLRefused(f"report renderer refuses to fetch {url!r}: only data: URLs and files under "
+                             f"{self.root} are allowed")
+        return super().fetch(url, headers)
+
+
+class TraversableLoader(jinja2.BaseLoader):
+    """Jinja2 loader over an ``importlib.resources`` Traversable (a folder, or a folder inside a zip)."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def get_source(self, environment, template):
+        node = self.root
+        for part in template.split("/"):
+            if part in ("", ".", ".."):
+                raise jinja2.TemplateNotFound(template)
+            node = node.joinpath(part)
+        if not node.is_file():
+            raise jinja2.TemplateNotFound(template)
+        return node.read_text(encoding="utf-8"), None, lambda: True
+
+
+def make_environment(root=None) -> jinja2.Environment:
+    """The Jinja2 environment: HTML autoescaped, CSS included verbatim, undefined names are errors."""
+    return jinja2.Environment(
+        loader=TraversableLoader(root if root is not None else templates_root()),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm", "xml"),
+                                            disabled_extensions=("css",), default_for_string=True, default=True),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def render_html(context: dict, environment: jinja2.Environment | None = None) -> str:
+    """The report as one self-contained HTML string (CSS and chart inline)."""
+    env = environment or make_environment()
+    return env.get_template(REPORT_TEMPLATE).render(**context)
+
+
+def html_to_pdf(html: str, pdf_path: Path, fetcher: URLFetcher | None = None) -> Path:
+    """Write ``html`` as a PDF. Resources resolve against the templates folder and go through ``fetcher``
+    (a ``LocalOnlyFetcher`` on that folder by default)."""
+    root = Path(str(templates_root()))
+    fetcher = fetcher if fetcher is not None else LocalOnlyFetcher(root)
+    HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=fetcher).write_pdf(pdf_path)
+    return pdf_path
+
+
+def render_report(context: dict, out_dir: Path) -> dict[str, Path]:
+    """Write ``report.html`` and ``report.pdf`` into ``out_dir``; return their paths under keys html and pdf."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    html = render_html(context)
+    html_path = out_dir / "report.html"
+    html_path.write_text(html, encoding="utf-8")
+    pdf_path = html_to_pdf(html, out_dir / "report.pdf")
+    return {"html": html_path, "pdf": pdf_path}
