@@ -1,126 +1,159 @@
 """Vectorised parsers for the unit-bearing strings schedulers print.
 
-Each parser takes a pandas Series of strings and returns ``(values, bad)`` where ``bad`` is a
-boolean mask of entries that were present but could not be parsed.  Empty strings and nulls are
-missing (null value, not bad).  Memory sizes use binary multiples, as Slurm does (``M`` = MiB).
+Each parser takes a string column (pyarrow array or pandas Series) and returns NumPy arrays:
+values (``NaN`` / ``NaT`` where missing) and ``bad``, a boolean mask of entries that were present
+but could not be parsed.  Empty strings and nulls are missing, not bad.  Memory sizes use binary
+multiples, as Slurm does (``M`` = MiB).  The work is done by pyarrow compute kernels.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 UNIT = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
-
-_DURATION = r"^(?:(?:(?P<d>\d+)-)?(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)$"
-
-
-def _present(s: pd.Series) -> pd.Series:
-    return s.notna() & (s.astype("string").str.strip() != "")
-
-
-def parse_duration(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Slurm durations ``[D-]HH:MM:SS``, ``MM:SS``, ``MM:SS.mmm``, ``D-HH`` → float seconds.
-
-    ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` and ``NONE`` are null and not bad.
-    """
-    s = s.astype("string").str.strip()
-    present = _present(s)
-    null_words = s.str.upper().isin(["UNLIMITED", "PARTITION_LIMIT", "INVALID", "NONE", "UNKNOWN"]).fillna(False)
-    ex = s.str.extract(_DURATION)
-    # D-HH form without minutes ("2-12") and bare minutes are also valid Slurm time limits
-    dh = s.str.extract(r"^(?P<d>\d+)-(?P<h>\d+)$")
-    bare_min = s.str.extract(r"^(?P<m>\d+)$")
-    d = pd.to_numeric(ex["d"]).fillna(0)
-    h = pd.to_numeric(ex["h"]).fillna(0)
-    m = pd.to_numeric(ex["m"])
-    sec = pd.to_numeric(ex["s"])
-    val = d * 86400 + h * 3600 + m * 60 + sec
-    val = val.where(ex["m"].notna())
-    dhv = pd.to_numeric(dh["d"]) * 86400 + pd.to_numeric(dh["h"]) * 3600
-    val = val.fillna(dhv)
-    val = val.fillna(pd.to_numeric(bare_min["m"]) * 60)
-    val = val.where(~null_words)
-    bad = present & ~null_words & val.isna()
-    return val.astype("Float64"), bad.fillna(False).astype(bool)
-
-
-def parse_size(s: pd.Series, default_unit: str = "") -> tuple[pd.Series, pd.Series]:
-    """Sizes such as ``499092K``, ``72.50M``, ``62.50G``, ``0`` → bytes (float).
-
-    A bare number is read in ``default_unit``.
-    """
-    s = s.astype("string").str.strip()
-    present = _present(s)
-    ex = s.str.extract(r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[BKMGTP]?)$", flags=0)
-    v = pd.to_numeric(ex["v"])
-    u = ex["u"].fillna("").replace("", default_unit)
-    mult = u.map(UNIT).astype("float64")
-    val = v * mult
-    bad = present & val.isna()
-    return val.astype("Float64"), bad.fillna(False).astype(bool)
-
-
 LEGACY_PER_CPU_FLAG = 0x80000000
 
+_DURATION = r"^(?:(?:(?P<d>\d+)-)?(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)$"
+_DAYS_HOURS = r"^(?P<d>\d+)-(?P<h>\d+)$"
+_NULL_DURATIONS = ["UNLIMITED", "Partition_Limit", "INVALID", "NONE", "None", "Unknown"]
 
-def parse_reqmem(s: pd.Series) -> pd.DataFrame:
-    """Slurm ReqMem → columns ``bytes`` (the number as written), ``per`` ('c', 'n' or ''), ``legacy``, ``bad``.
 
-    ``4000Mc`` is per CPU, ``16000Mn`` per node, bare ``32G`` as printed by Slurm ≥ 21.08.  A number
-    at or above 2**31 MB with the ``n`` suffix carries the legacy per-CPU flag bit (``2147486648Mn`` is
-    3000 MB per CPU).
+def arrow_str(col) -> pa.Array:
+    """A pyarrow string array from a pyarrow array, chunked array, pandas Series or list."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if isinstance(col, pa.Array):
+        return col if col.type == pa.string() else pc.cast(col, pa.string())
+    if isinstance(col, pd.Series):
+        return pa.array(col.astype("string"), type=pa.string())
+    return pa.array(col, type=pa.string())
+
+
+def present(a: pa.Array) -> np.ndarray:
+    """True where the entry is a non-empty string."""
+    return _np_bool(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(a)), 0))
+
+
+def _np_bool(a) -> np.ndarray:
+    return np.asarray(pc.fill_null(a, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _np_float(a) -> np.ndarray:
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype="float64")
+
+
+def _num(a) -> np.ndarray:
+    """String array → float64 NumPy array; '' and null → NaN."""
+    a = pc.if_else(pc.equal(a, ""), pa.scalar(None, pa.string()), a)
+    return _np_float(pc.cast(a, pa.float64()))
+
+
+def _field(struct, name) -> pa.Array:
+    return pc.struct_field(struct, name)
+
+
+def parse_duration(col) -> tuple[np.ndarray, np.ndarray]:
+    """Slurm durations ``[D-]HH:MM:SS``, ``MM:SS``, ``MM:SS.mmm``, ``D-HH``, bare minutes → seconds.
+
+    ``UNLIMITED``, ``Partition_Limit``, ``INVALID``, ``NONE`` and ``Unknown`` are missing, not bad.
     """
-    s = s.astype("string").str.strip()
-    present = _present(s)
-    ex = s.str.extract(r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[KMGT]?)(?P<per>[cn]?)$")
-    v = pd.to_numeric(ex["v"])
-    unit = ex["u"].fillna("").replace("", "M")  # Slurm's default memory unit is MB (MiB)
-    legacy = (v >= LEGACY_PER_CPU_FLAG) & (unit == "M")
-    v = v.where(~legacy, v - LEGACY_PER_CPU_FLAG)
-    per = ex["per"].fillna("").where(~legacy, "c")
-    out = pd.DataFrame(
-        {
-            "bytes": (v * unit.map(UNIT).astype("float64")).astype("Float64"),
-            "per": per.astype("string"),
-            "legacy": legacy.fillna(False).astype(bool),
-        }
-    )
-    out["bad"] = (present & out["bytes"].isna()).fillna(False).astype(bool)
+    a = pc.utf8_trim_whitespace(arrow_str(col))
+    pres = present(a)
+    nulls = _np_bool(pc.is_in(a, value_set=pa.array(_NULL_DURATIONS)))
+    ex = pc.extract_regex(a, _DURATION)
+    d = np.nan_to_num(_num(_field(ex, "d")))
+    h = np.nan_to_num(_num(_field(ex, "h")))
+    val = d * 86400 + h * 3600 + _num(_field(ex, "m")) * 60 + _num(_field(ex, "s"))
+    dh = pc.extract_regex(a, _DAYS_HOURS)
+    val = np.where(np.isnan(val), _num(_field(dh, "d")) * 86400 + _num(_field(dh, "h")) * 3600, val)
+    bare = pc.extract_regex(a, r"^(?P<m>\d+)$")
+    val = np.where(np.isnan(val), _num(_field(bare, "m")) * 60, val)
+    val[nulls] = np.nan
+    bad = pres & ~nulls & np.isnan(val)
+    return val, bad
+
+
+def parse_size(col, default_unit: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """Sizes such as ``499092K``, ``72.50M``, ``62.50G``, ``0`` → bytes; a bare number is in ``default_unit``."""
+    a = pc.utf8_trim_whitespace(arrow_str(col))
+    pres = present(a)
+    ex = pc.extract_regex(a, r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[BKMGTP]?)$")
+    v = _num(_field(ex, "v"))
+    mult = _unit_multiplier(_field(ex, "u"), default_unit)
+    val = v * mult
+    return val, pres & np.isnan(val)
+
+
+def _unit_multiplier(units: pa.Array, default_unit: str) -> np.ndarray:
+    u = np.asarray(pc.fill_null(units, "").to_numpy(zero_copy_only=False), dtype=object)
+    out = np.full(len(u), float(UNIT[default_unit]))
+    for key, mult in UNIT.items():
+        if key:
+            out[u == key] = mult
     return out
 
 
-def parse_int(s: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Integers (possibly empty) → Int64 with a bad mask."""
-    s = s.astype("string").str.strip()
-    present = _present(s)
-    ok = s.str.fullmatch(r"-?\d+").fillna(False)
-    val = pd.to_numeric(s.where(ok), errors="coerce").astype("Int64")
-    return val, (present & ~ok).fillna(False).astype(bool)
+def parse_reqmem(col) -> dict[str, np.ndarray]:
+    """Slurm ReqMem → ``bytes`` (the number as written), ``per`` ('c', 'n' or ''), ``legacy`` and ``bad``.
+
+    ``4000Mc`` is per CPU, ``16000Mn`` per node, bare ``32G`` as printed by Slurm ≥ 21.08.  A number
+    at or above 2**31 MB carries the legacy per-CPU flag bit (``2147486648Mn`` is 3000 MB per CPU).
+    """
+    a = pc.utf8_trim_whitespace(arrow_str(col))
+    pres = present(a)
+    ex = pc.extract_regex(a, r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[KMGT]?)(?P<per>[cn]?)$")
+    v = _num(_field(ex, "v"))
+    units = _field(ex, "u")
+    mult = _unit_multiplier(units, "M")  # Slurm's default memory unit is MB (MiB)
+    legacy = (v >= LEGACY_PER_CPU_FLAG) & (mult == UNIT["M"])
+    v = np.where(legacy, v - LEGACY_PER_CPU_FLAG, v)
+    per = np.asarray(pc.fill_null(_field(ex, "per"), "").to_numpy(zero_copy_only=False), dtype=object)
+    per = np.where(legacy, "c", per)
+    val = v * mult
+    return {"bytes": val, "per": per, "legacy": legacy, "bad": pres & np.isnan(val)}
 
 
-def parse_timestamp(s: pd.Series, timezone: str = "UTC") -> tuple[pd.Series, pd.Series]:
+def parse_int(col) -> tuple[np.ndarray, np.ndarray]:
+    """Integers (possibly empty) → float64 (NaN where missing) with a bad mask."""
+    a = pc.utf8_trim_whitespace(arrow_str(col))
+    pres = present(a)
+    ok = _np_bool(pc.match_substring_regex(a, r"^-?\d+$"))
+    val = np.full(len(a), np.nan)
+    if ok.any():
+        val[ok] = _num(pc.filter(a, pa.array(ok)))
+    return val, pres & ~ok
+
+
+def parse_timestamp(col, timezone: str = "UTC") -> tuple[np.ndarray, np.ndarray]:
     """sacct timestamps ``YYYY-MM-DDTHH:MM:SS`` (local time in ``timezone``) or epoch seconds → UTC.
 
-    ``Unknown``, ``None`` and ``0`` are null and not bad.  Relative forms (``SLURM_TIME_FORMAT=relative``:
-    ``Ystday 13:45``, ``Tomorr``…) cannot be placed on a calendar and are bad.
+    Returns ``datetime64[s]`` values in UTC (NaT where missing).  ``Unknown``, ``None`` and ``0`` are
+    missing, not bad.  Relative forms (``SLURM_TIME_FORMAT=relative``: ``Ystday 13:45``, ``Tomorr``…)
+    cannot be placed on a calendar and are bad.
     """
-    s = s.astype("string").str.strip()
-    present = _present(s)
-    null_words = s.isin(["Unknown", "None", "0", "N/A"]).fillna(False)
-    iso = s.str.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}").fillna(False)
-    epoch = s.str.fullmatch(r"\d{9,11}").fillna(False)
-    out = pd.Series(pd.NaT, index=s.index, dtype="datetime64[ns, UTC]")
-    if iso.any():
-        local = pd.to_datetime(s[iso].str.replace(" ", "T", regex=False), format="%Y-%m-%dT%H:%M:%S", errors="coerce")
-        if timezone.upper() == "UTC":
-            out[iso] = local.dt.tz_localize("UTC")
-        else:
-            out[iso] = local.dt.tz_localize(timezone, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
-    if epoch.any():
-        out[epoch] = pd.to_datetime(pd.to_numeric(s[epoch]), unit="s", utc=True)
-    bad = present & ~null_words & out.isna()
-    return out, bad.fillna(False).astype(bool)
+    a = pc.utf8_trim_whitespace(arrow_str(col))
+    pres = present(a)
+    nulls = _np_bool(pc.is_in(a, value_set=pa.array(["Unknown", "None", "0", "N/A"])))
+    iso = pc.strptime(pc.replace_substring(a, " ", "T"), format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
+    out = np.asarray(iso.to_numpy(zero_copy_only=False), dtype="datetime64[s]")
+    if timezone.upper() != "UTC":
+        local = pd.DatetimeIndex(out).tz_localize(timezone, ambiguous="NaT", nonexistent="NaT")
+        out = local.tz_convert("UTC").tz_localize(None).to_numpy().astype("datetime64[s]")
+    epoch_ok = _np_bool(pc.match_substring_regex(a, r"^\d{9,11}$"))
+    if epoch_ok.any():
+        out[epoch_ok] = _num(pc.filter(a, pa.array(epoch_ok))).astype("int64").astype("datetime64[s]")
+    bad = pres & ~nulls & np.isnat(out)
+    return out, bad
+
+
+def tres_value(col, key: str) -> pa.Array:
+    """The value string of ``key=`` in TRES strings such as ``cpu=8,mem=24000M,node=1`` (null when absent)."""
+    a = arrow_str(col)
+    pattern = r"(?:^|,)" + key.replace("/", r"\/") + r"=(?P<v>[^,]*)"
+    return pc.struct_field(pc.extract_regex(a, pattern), "v")
 
 
 def expand_hostlist(expr: str) -> list[str]:
@@ -134,17 +167,13 @@ def expand_hostlist(expr: str) -> list[str]:
 def _split_top(expr: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in expr:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
+        depth += (ch == "[") - (ch == "]")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
-    if cur:
-        parts.append("".join(cur))
+    parts.append("".join(cur))
     return [p for p in parts if p]
 
 
@@ -159,15 +188,14 @@ def _expand_one(part: str) -> list[str]:
     for item in body.split(","):
         if "-" in item:
             a, b = item.split("-", 1)
-            width = len(a)
-            out.extend(f"{prefix}{k:0{width}d}{t}" for k in range(int(a), int(b) + 1) for t in tails)
+            out.extend(f"{prefix}{k:0{len(a)}d}{t}" for k in range(int(a), int(b) + 1) for t in tails)
         else:
             out.extend(f"{prefix}{item}{t}" for t in tails)
     return out
 
 
 def expand_index_ranges(body: str) -> list[int]:
-    """``9-11,13,16-20`` (optionally with ``%4`` throttle or ``:2`` step) → sorted task indices."""
+    """``9-11,13,16-20`` (optionally with a ``%4`` throttle or ``:2`` step) → task indices in order."""
     body = body.split("%", 1)[0]
     out: list[int] = []
     for item in body.split(","):
@@ -184,8 +212,3 @@ def expand_index_ranges(body: str) -> list[int]:
         else:
             out.append(int(item))
     return out
-
-
-def as_int64(values: pd.Series) -> pd.Series:
-    """Round a float Series to nullable Int64."""
-    return pd.Series(np.round(values.astype("float64")), index=values.index).astype("Int64")
