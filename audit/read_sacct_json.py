@@ -1,0 +1,637 @@
+"""Reader for ``sacct --json`` / slurmrestd ``/slurmdb/v0.0.XX/jobs`` output (data parser v0.0.38 to v0.0.44).
+
+The file is one JSON object whose ``jobs`` array holds slurmdb job records, each with its ``steps``.
+Differences between parser versions that this reader absorbs:
+
+* **Numbers.** v0.0.38/39 print plain integers, with Slurm's sentinels for "not set" (NO_VAL
+  4294967294, 2**64-2) and "unlimited" (INFINITE 4294967295, 2**64-1); v0.0.40+ print
+  ``{"set": bool, "infinite": bool, "number": n}``.  Both become a value, null (not set) or infinite.
+* **State.** v0.0.38/39 ``state.current`` is a string; v0.0.40+ a list of state names and flags.  The
+  first entry that is a job state is the primary one; ``CANCELLED by 123`` becomes ``CANCELLED``; Slurm
+  states outside the canonical set map as the text reader maps them (``COMPLETING`` → RUNNING,
+  ``SPECIAL_EXIT`` → FAILED, …).  A FAILED job with an OUT_OF_MEMORY step becomes OUT_OF_MEMORY.
+* **Time limit.** ``time.limit`` is in minutes (plain or number object); infinite, not set and 0 (Slurm's
+  "no limit") give a null ``time_limit_s``.
+* **Requested memory.** v0.0.38/39 give ``required.memory`` in MiB with the per-CPU flag in the top bit
+  (2**63; the 32-bit legacy flag 0x80000000 is also recognised); without the flag it is per node.
+  v0.0.40+ give ``required.memory_per_cpu`` / ``required.memory_per_node`` (number objects, MiB).  The
+  job total is the ``mem`` entry of ``tres.requested`` when present (Slurm records the job total there;
+  the sacct text reader uses the same rule), else per-CPU × requested CPUs or per-node × requested
+  nodes.  Per node 0 (``--mem=0``: all of each node's memory) is unknown in bytes (null).  MiB → bytes
+  uses 1024**2.
+* **Exit code.** v0.0.38 ``{"status": "SUCCESS", "return_code": 0, "signal": {"signal_id": 9}}``,
+  v0.0.39 ``signal.id`` plain, v0.0.40+ ``status`` a list and ``return_code``/``signal.id`` number objects;
+  a bare integer is read as a raw wait status.  PROVENANCE: Slurm 22.05's ``sacct --json`` (v0.0.38)
+  reports wrong exit codes (SUCCESS for a job that exited 1); take exit codes from ``sacct`` text when
+  both are available.
+* **TRES lists** (``tres.allocated``, ``tres.requested``; entries ``{type, name, id, count}``) are the same
+  in every version.  GPUs: the ``gres`` entry named ``gpu`` is the count; typed entries ``gpu:TYPE`` give
+  the type (several types joined with ``+``, sorted) and their sum is the count when the untyped entry is
+  absent.  A non-empty list without a GPU entry means 0 GPUs; an empty list (pending jobs) means unknown.
+  Sites that do not list ``gres/gpu`` in ``AccountingStorageTRES`` record no GPUs at all (the real
+  slurmrestd samples are such clusters: GPU jobs show 0 GPUs in their TRES).
+
+Steps fold into their job:
+
+* ``cpu_used_s`` = the job's ``time.total`` (slurmdbd's sum over steps) when above zero, else the sum
+  over steps of ``time.total`` (user + system).  When neither the job nor any step carries usage
+  (all CPU times zero and no usage TRES on any step) the usage is unknown: null, caveat
+  ``no_usage_fields``.
+* A step's memory is ``tres.requested.total`` ``mem`` (bytes: the sum over the step's tasks of each
+  task's peak, the best estimate of the step's memory); else ``tres.requested.average`` × tasks; else
+  ``tres.requested.max`` (the largest single task: a lower bound when the step ran more than one task,
+  caveat ``maxrss_single_task``).  ``mem_peak_bytes`` is the largest step memory over the job's steps.
+* A jobstats summary in ``comment.administrator`` (:mod:`audit.jobstats`) supplies ``cpu_used_s`` and
+  ``mem_peak_bytes`` (cgroup figures covering every node) where it has them, and the GPU figures
+  (caveat ``jobstats``).
+
+Ledger: ``read`` counts records: each job record and each step record inside it.  A job record is used
+(one row, or one row per task of an unexpanded array range) or quarantined; each step of a used job is
+folded, or quarantined when malformed; the steps of a quarantined job are quarantined with it.  In
+quarantine rows ``line`` is the 1-based index of the job record in the ``jobs`` array, ``field`` the JSON
+path that failed, and ``raw`` the record's (or step's) JSON text truncated to 2,000 characters.  A
+corrupt jobstats payload quarantines only that field: the job is still used, without jobstats figures,
+and the quarantine row (field ``comment.administrator``) is not counted in the ledger's record counts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from .jobstats import decode_jobstats
+from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from .schema import STATES, caveats_from_masks, conform
+from .textio import InputError, read_text
+from .units import expand_index_ranges
+
+MIB = 1024**2
+RAW_LIMIT = 2000
+#: Slurm's "not set" and "unlimited" sentinels in plain-integer parser versions
+NO_VAL = {4294967294, 18446744073709551614}
+INFINITE = {4294967295, 18446744073709551615}
+MEM_PER_CPU_FLAG = 1 << 63
+LEGACY_MEM_PER_CPU_FLAG = 0x80000000
+#: Slurm job states outside the canonical set
+STATE_SYNONYMS = {
+    "SPECIAL_EXIT": "FAILED",
+    "REVOKED": "CANCELLED",
+    "REQUEUE_FED": "REQUEUED",
+    "REQUEUE_HOLD": "REQUEUED",
+    "RESIZING": "COMPLETED",
+    "COMPLETING": "RUNNING",
+    "CONFIGURING": "RUNNING",
+    "STAGE_OUT": "RUNNING",
+    "SIGNALING": "RUNNING",
+    "STOPPED": "SUSPENDED",
+    "RESV_DEL_HOLD": "PENDING",
+}
+#: entries of a v0.0.40+ state list that are flags, not states
+STATE_FLAGS = {"LAUNCH_FAILED", "UPDATE_DB", "RECONFIG_FAIL", "POWER_UP_NODE", "EXPEDITING"}
+NON_USAGE_STEPS = ("batch", "extern", "interactive")
+
+
+class RecordError(ValueError):
+    """A record field that cannot be read: ``field`` is its JSON path."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+# ---------------------------------------------------------------- tiny field readers
+
+
+def number(v, field: str) -> tuple[float | None, bool]:
+    """A plain or ``{set, infinite, number}`` number → (value or None, infinite)."""
+    if v is None:
+        return None, False
+    if isinstance(v, dict):
+        if not v.get("set", True) and not v.get("infinite", False):
+            return None, False
+        if v.get("infinite", False):
+            return None, True
+        return number(v.get("number"), field)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise RecordError(field, f"not a number: {_short(v)}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise RecordError(field, f"not a finite number: {v!r}")
+    if v in INFINITE:
+        return None, True
+    if v in NO_VAL:
+        return None, False
+    return v, False
+
+
+def value(v, field: str) -> float | None:
+    """A number that is null when not set or unlimited."""
+    return number(v, field)[0]
+
+
+def text(v, field: str) -> str | None:
+    """A string field; empty is null."""
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise RecordError(field, f"not a string: {_short(v)}")
+    v = v.strip()
+    return v or None
+
+
+def obj(v, field: str) -> dict:
+    """An object field; missing is an empty object."""
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise RecordError(field, f"not an object: {_short(v)}")
+    return v
+
+
+def seq(v, field: str) -> list:
+    """A list field; missing is an empty list."""
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise RecordError(field, f"not a list: {_short(v)}")
+    return v
+
+
+def cpu_seconds(t: dict, key: str, field: str) -> float | None:
+    """``{"seconds": s, "microseconds": us}`` → seconds."""
+    part = obj(t.get(key), f"{field}.{key}")
+    if not part:
+        return None
+    s = value(part.get("seconds"), f"{field}.{key}.seconds") or 0
+    us = value(part.get("microseconds"), f"{field}.{key}.microseconds") or 0
+    return float(s) + float(us) / 1e6
+
+
+def epoch(v, field: str) -> float | None:
+    """Epoch seconds; 0 means unknown."""
+    t = value(v, field)
+    return t if t else None
+
+
+def state_of(v, field: str) -> str | None:
+    """The primary job state of a state string, list or ``{"current": …}`` object, canonical name."""
+    if isinstance(v, dict):
+        return state_of(v.get("current"), f"{field}.current")
+    names = [v] if isinstance(v, str) or v is None else v
+    if not isinstance(names, list):
+        raise RecordError(field, f"not a state: {_short(v)}")
+    for name in names:
+        if not isinstance(name, str):
+            raise RecordError(field, f"not a state: {_short(v)}")
+        s = name.strip().upper()
+        if not s or s in STATE_FLAGS:
+            continue
+        s = s.split()[0]  # "CANCELLED by 1234"
+        s = STATE_SYNONYMS.get(s, s)
+        if s not in STATES:
+            raise RecordError(field, f"unknown state {name!r}")
+        return s
+    return None
+
+
+def exit_of(v, field: str) -> tuple[float | None, float | None]:
+    """(exit code, signal) from any version's exit-code form."""
+    if v is None:
+        return None, None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return float((v >> 8) & 0xFF), float(v & 0x7F)  # raw wait status
+    e = obj(v, field)
+    code = value(e.get("return_code"), f"{field}.return_code")
+    sig = obj(e.get("signal"), f"{field}.signal")
+    signal = value(sig.get("id", sig.get("signal_id")), f"{field}.signal.id")
+    if signal is None and code is not None:
+        signal = 0
+    return code, signal
+
+
+def tres_of(v, field: str) -> dict:
+    """A TRES list → ``{"cpu", "mem", "node", "gpus", "gpu_type", "present"}`` (mem as listed)."""
+    entries = seq(v, field)
+    out = {"cpu": None, "mem": None, "node": None, "gpus": None, "gpu_type": None, "present": bool(entries)}
+    untyped, typed = None, {}
+    for i, e in enumerate(entries):
+        e = obj(e, f"{field}[{i}]")
+        kind = text(e.get("type"), f"{field}[{i}].type")
+        name = text(e.get("name"), f"{field}[{i}].name") or ""
+        count = value(e.get("count"), f"{field}[{i}].count")
+        if kind is None:
+            raise RecordError(f"{field}[{i}].type", "missing")
+        if kind in ("cpu", "mem", "node") and not name:
+            out[kind] = count
+        elif kind == "gres" and (name == "gpu" or name.startswith("gpu:")):
+            if name == "gpu":
+                untyped = count
+            else:
+                gtype = name.split(":", 1)[1].split("(")[0]
+                typed[gtype] = typed.get(gtype, 0) + (count or 0)
+    if entries:
+        out["gpus"] = untyped if untyped is not None else float(sum(typed.values()))
+        out["gpu_type"] = "+".join(sorted(typed)) or None
+    return out
+
+
+def _short(v) -> str:
+    s = json.dumps(v) if not isinstance(v, str) else repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def raw_json(v) -> str:
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)[:RAW_LIMIT]
+
+
+# ---------------------------------------------------------------- one record
+
+
+def step_fields(step, field: str) -> dict:
+    """One step record → the figures the job needs (raises :class:`RecordError`)."""
+    step = obj(step, field)
+    t = obj(step.get("time"), f"{field}.time")
+    total = cpu_seconds(t, "total", f"{field}.time")
+    user = cpu_seconds(t, "user", f"{field}.time")
+    system = cpu_seconds(t, "system", f"{field}.time")
+    if total is None and (user is not None or system is not None):
+        total = (user or 0.0) + (system or 0.0)
+    tasks = value(obj(step.get("tasks"), f"{field}.tasks").get("count"), f"{field}.tasks.count")
+    tres = obj(step.get("tres"), f"{field}.tres")
+    req = obj(tres.get("requested"), f"{field}.tres.requested")
+    tot = tres_of(req.get("total"), f"{field}.tres.requested.total")
+    ave = tres_of(req.get("average"), f"{field}.tres.requested.average")
+    mx = tres_of(req.get("max"), f"{field}.tres.requested.max")
+    mem, single = tot["mem"], False
+    if mem is None and ave["mem"] is not None and tasks is not None:
+        mem = ave["mem"] * tasks
+    if mem is None and mx["mem"] is not None:
+        mem = mx["mem"]
+        single = (tasks or 1) > 1
+    return {
+        "name": _step_name(step.get("step"), f"{field}.step"),
+        "cpu_s": total,
+        "mem": mem,
+        "single_task_only": single,
+        "has_usage": tot["present"] or ave["present"] or mx["present"],
+        "state": state_of(step.get("state"), f"{field}.state"),
+    }
+
+
+def _step_name(v, field: str) -> str:
+    """``batch``, ``extern``, ``0``… from ``{"id": "123.batch"}`` (v0.0.39+) or ``{"id": "batch"}`` (v0.0.38)."""
+    s = obj(v, field)
+    sid = s.get("id")
+    if isinstance(sid, dict):
+        sid = sid.get("step_id", sid.get("id"))
+    if isinstance(sid, (int, str)) and not isinstance(sid, bool):
+        return str(sid).rsplit(".", 1)[-1].strip().lower()
+    return (text(s.get("name"), f"{field}.name") or "").lower()
+
+
+def job_fields(rec) -> dict:
+    """One job record → flat canonical-ish fields (raises :class:`RecordError`)."""
+    if not isinstance(rec, dict):
+        raise RecordError("record", f"not an object: {_short(rec)}")
+    if rec.get("job_id") is None:
+        raise RecordError("job_id", "missing")
+    jid = rec["job_id"]
+    if isinstance(jid, str) and jid.strip().isdigit():
+        jid = int(jid)
+    if isinstance(jid, bool) or not isinstance(jid, int) or jid <= 0:
+        raise RecordError("job_id", f"not a positive integer: {_short(rec['job_id'])}")
+    t = obj(rec.get("time"), "time")
+    limit, limit_inf = number(t.get("limit"), "time.limit")
+    array = obj(rec.get("array"), "array")
+    het = obj(rec.get("het"), "het")
+    req = obj(rec.get("required"), "required")
+    tres = obj(rec.get("tres"), "tres")
+    comment = rec.get("comment")
+    admin = text(obj(comment, "comment").get("administrator"), "comment.administrator") if isinstance(
+        comment, dict) or comment is None else None
+    code, signal = exit_of(rec.get("exit_code"), "exit_code")
+    out = {
+        "job_id_int": jid,
+        "cluster": text(rec.get("cluster"), "cluster"),
+        "user": _user(rec.get("user"), "user"),
+        "account": text(rec.get("account"), "account"),
+        "partition": text(rec.get("partition"), "partition"),
+        "qos": text(rec.get("qos"), "qos") if not isinstance(rec.get("qos"), dict) else None,
+        "job_name": text(rec.get("name"), "name"),
+        "submit": epoch(t.get("submission"), "time.submission"),
+        "eligible": epoch(t.get("eligible"), "time.eligible"),
+        "start": epoch(t.get("start"), "time.start"),
+        "end": epoch(t.get("end"), "time.end"),
+        "elapsed": value(t.get("elapsed"), "time.elapsed"),
+        "limit_min": None if (limit_inf or not limit) else limit,
+        "job_cpu_s": cpu_seconds(t, "total", "time"),
+        "state": state_of(rec.get("state"), "state"),
+        "exit_code": code,
+        "signal": signal,
+        "array_job_id": value(array.get("job_id"), "array.job_id") or None,
+        "array_task_id": value(array.get("task_id"), "array.task_id"),
+        "array_range": text(array.get("task"), "array.task"),
+        "het_job_id": value(het.get("job_id"), "het.job_id") or None,
+        "het_job_offset": value(het.get("job_offset"), "het.job_offset"),
+        "req_cpus_field": value(req.get("CPUs", req.get("cpus")), "required.CPUs") or None,
+        "alloc_nodes_field": value(rec.get("allocation_nodes"), "allocation_nodes") or None,
+        "node_list": _nodes(rec.get("nodes"), "nodes"),
+        "admin_comment": admin,
+    }
+    out.update(_required_memory(req))
+    for kind in ("requested", "allocated"):
+        tr = tres_of(tres.get(kind), f"tres.{kind}")
+        for key in ("cpu", "mem", "node", "gpus", "gpu_type", "present"):
+            out[f"tres_{kind}_{key}"] = tr[key]
+    return out
+
+
+def _user(v, field: str) -> str | None:
+    if isinstance(v, dict):  # some versions nest {"name": …}
+        return text(v.get("name"), f"{field}.name")
+    return text(v, field)
+
+
+def _nodes(v, field: str) -> str | None:
+    s = text(v, field)
+    return None if s is None or s.lower() == "none assigned" else s
+
+
+def _required_memory(req: dict) -> dict:
+    """``required`` memory → MiB and its basis: 'c' per CPU, 'n' per node."""
+    per_cpu = value(req.get("memory_per_cpu"), "required.memory_per_cpu")
+    per_node = value(req.get("memory_per_node"), "required.memory_per_node")
+    if per_cpu is not None:
+        return {"req_mem_mib": per_cpu, "req_mem_per": "c"}
+    if per_node is not None:
+        return {"req_mem_mib": per_node, "req_mem_per": "n"}
+    mem = value(req.get("memory"), "required.memory")
+    if mem is None:
+        return {"req_mem_mib": None, "req_mem_per": None}
+    mem = int(mem)
+    if mem & MEM_PER_CPU_FLAG:
+        return {"req_mem_mib": mem & ~MEM_PER_CPU_FLAG, "req_mem_per": "c"}
+    if LEGACY_MEM_PER_CPU_FLAG <= mem < 2 * LEGACY_MEM_PER_CPU_FLAG:
+        return {"req_mem_mib": mem - LEGACY_MEM_PER_CPU_FLAG, "req_mem_per": "c"}
+    return {"req_mem_mib": mem, "req_mem_per": "n"}
+
+
+# ---------------------------------------------------------------- the file
+
+
+def load_jobs(path) -> list:
+    """The ``jobs`` array of a ``sacct --json`` file; :class:`InputError` if there is none."""
+    raw = read_text(path)
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise InputError(f"{path}: no 'jobs' array: not sacct --json / slurmdb output")
+    return doc["jobs"]
+
+
+def read_sacct_json(path, *, cluster: str | None = None) -> ReadResult:
+    """Read one ``sacct --json`` file into the canonical job table, with its ledger and quarantine."""
+    name = str(path)
+    jobs = load_jobs(path)
+    ledger = FileLedger(file=name, format="sacct-json")
+    quarantine = Quarantine()
+    flats, steps = [], []
+    for line, rec in enumerate(jobs, start=1):
+        raw_steps = rec.get("steps") if isinstance(rec, dict) else None
+        n_steps = len(raw_steps) if isinstance(raw_steps, list) else 0
+        ledger.read += 1 + n_steps
+        try:
+            flat = job_fields(rec)
+            seq(raw_steps, "steps")
+        except RecordError as exc:
+            record_quarantine(ledger, quarantine, line, exc.field, exc.reason, raw_json(rec))
+            for k in range(n_steps):
+                record_quarantine(ledger, quarantine, line, f"steps[{k}]", f"job record quarantined: {exc}",
+                                  raw_json(raw_steps[k]))
+            continue
+        flat["line"] = line
+        parent = len(flats)
+        flats.append(flat)
+        ledger.used += 1
+        for k, step in enumerate(raw_steps or []):
+            try:
+                steps.append({"parent": parent, **step_fields(step, f"steps[{k}]")})
+            except RecordError as exc:
+                record_quarantine(ledger, quarantine, line, exc.field, exc.reason, raw_json(step))
+                continue
+            ledger.folded += 1
+    frame = _canonical(pd.DataFrame(flats), pd.DataFrame(steps), name, cluster, quarantine)
+    ledger.jobs_emitted = len(frame)
+    return ReadResult(jobs=frame, ledger=ledger, quarantine=quarantine)
+
+
+# ---------------------------------------------------------------- vectorised assembly
+
+
+def _num(df: pd.DataFrame, col: str) -> np.ndarray:
+    return pd.to_numeric(df[col], errors="coerce").to_numpy(dtype="float64") if col in df else np.full(len(df), np.nan)
+
+
+def _fold_steps(n: int, steps: pd.DataFrame) -> pd.DataFrame:
+    """Per-job step aggregates (index 0..n-1)."""
+    cols = ["step_cpu_s", "step_mem", "numbered_mem", "single_task_only", "step_usage", "step_oom", "n_steps"]
+    if steps.empty:
+        return pd.DataFrame({c: np.full(n, np.nan) for c in cols})
+    st = steps.copy()
+    st["cpu_s"] = pd.to_numeric(st["cpu_s"], errors="coerce")
+    st["mem"] = pd.to_numeric(st["mem"], errors="coerce")
+    st["numbered_mem"] = st["mem"].where(~st["name"].isin(NON_USAGE_STEPS))
+    st["oom"] = st["state"] == "OUT_OF_MEMORY"
+    g = st.groupby("parent", sort=False)
+    return pd.DataFrame({
+        "step_cpu_s": g["cpu_s"].sum(min_count=1),
+        "step_mem": g["mem"].max(),
+        "numbered_mem": g["numbered_mem"].max(),
+        "single_task_only": g["single_task_only"].any(),
+        "step_usage": g["has_usage"].any(),
+        "step_oom": g["oom"].any(),
+        "n_steps": g.size(),
+    }).reindex(np.arange(n))
+
+
+def _resources(df: pd.DataFrame) -> dict:
+    req_cpus = _first(_num(df, "req_cpus_field"), _num(df, "tres_requested_cpu"))
+    alloc_nodes = _first(_num(df, "tres_allocated_node"),
+                         np.where(df["tres_allocated_present"].to_numpy(bool), np.nan, _num(df, "alloc_nodes_field")))
+    req_nodes = _first(_num(df, "tres_requested_node"), alloc_nodes)
+    per = df["req_mem_per"].to_numpy(dtype=object)
+    mib = _num(df, "req_mem_mib")
+    from_required = np.select([per == "c", (per == "n") & (mib > 0)], [mib * req_cpus, mib * req_nodes], np.nan)
+    req_mem = _first(_num(df, "tres_requested_mem"), from_required) * MIB
+    return {
+        "req_cpus": req_cpus,
+        "req_nodes": req_nodes,
+        "req_mem_bytes": req_mem,
+        "req_mem_from_required": from_required * MIB,
+        "req_gpus": _num(df, "tres_requested_gpus"),
+        "alloc_cpus": _num(df, "tres_allocated_cpu"),
+        "alloc_nodes": alloc_nodes,
+        "alloc_mem_bytes": _num(df, "tres_allocated_mem") * MIB,
+        "alloc_gpus": _num(df, "tres_allocated_gpus"),
+        "gpu_type": df["tres_allocated_gpu_type"].where(df["tres_allocated_gpu_type"].notna(),
+                                                       df["tres_requested_gpu_type"]),
+    }
+
+
+def _first(*arrays) -> np.ndarray:
+    out = np.asarray(arrays[0], dtype="float64").copy()
+    for a in arrays[1:]:
+        out = np.where(np.isnan(out), np.asarray(a, dtype="float64"), out)
+    return out
+
+
+def _utc(seconds: np.ndarray) -> pd.Series:
+    return pd.to_datetime(pd.Series(seconds, dtype="float64"), unit="s", utc=True)
+
+
+def _ints(a) -> pd.Series:
+    a = np.asarray(a, dtype="float64")
+    return pd.Series(pd.array(np.where(np.isnan(a), None, np.round(a)).tolist(), dtype="Int64"))
+
+
+def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | None,
+               quarantine: Quarantine) -> pd.DataFrame:
+    if df.empty:
+        return conform(pd.DataFrame({"source": pd.Series([], dtype="string")}))
+    n = len(df)
+    folded = _fold_steps(n, steps)
+    res = _resources(df)
+    state = df["state"].to_numpy(dtype=object)
+    oom = folded["step_oom"].fillna(False).to_numpy(dtype=bool)
+    state = np.where((state == "FAILED") & oom, "OUT_OF_MEMORY", state)
+    pending = state == "PENDING"
+
+    job_cpu = _num(df, "job_cpu_s")
+    step_cpu = folded["step_cpu_s"].to_numpy(dtype="float64")
+    cpu = np.where(job_cpu > 0, job_cpu, np.where(np.isnan(step_cpu), job_cpu, step_cpu))
+    step_usage = folded["step_usage"].fillna(False).to_numpy(dtype=bool)
+    no_usage = ~step_usage & ~(np.nan_to_num(cpu) > 0)
+    cpu = np.where(no_usage | pending, np.nan, cpu)
+    mem = np.where(pending, np.nan, folded["step_mem"].to_numpy(dtype="float64"))
+
+    js = decode_jobstats(df["admin_comment"])
+    _quarantine_jobstats(js, df, name, quarantine)
+    js_cpu = js["cpu_used_s"].to_numpy(dtype="float64", na_value=np.nan)
+    js_mem = js["mem_peak_bytes"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+    use_js = js["has_data"].to_numpy(dtype=bool)
+    cpu = np.where(use_js & ~np.isnan(js_cpu), js_cpu, cpu)
+    mem = np.where(use_js & ~np.isnan(js_mem), js_mem, mem)
+    no_usage = no_usage & ~use_js
+
+    submit, start, end = _num(df, "submit"), _num(df, "start"), _num(df, "end")
+    elapsed = _num(df, "elapsed")
+    gpus = _first(res["alloc_gpus"], res["req_gpus"])
+    js_gpu = use_js & (js["gpus_seen"].fillna(0).to_numpy(dtype="int64") > 0)
+    cav = caveats_from_masks(n, {
+        "no_usage_fields": no_usage & ~pending,
+        "maxrss_batch_only": (~np.isnan(folded["step_mem"].to_numpy(dtype="float64"))
+                              & np.isnan(folded["numbered_mem"].to_numpy(dtype="float64"))
+                              & (np.nan_to_num(res["alloc_nodes"]) > 1) & ~use_js),
+        "maxrss_single_task": folded["single_task_only"].fillna(False).to_numpy(dtype=bool) & ~use_js,
+        "totalcpu_zero": (cpu == 0) & (np.nan_to_num(elapsed) > 60) & (np.nan_to_num(res["alloc_cpus"]) > 0),
+        "start_before_submit": start < submit,
+        "end_unknown": np.isnan(end) & ~np.isnan(start) & ~pending,
+        "no_gpu_telemetry": (np.nan_to_num(gpus) > 0) & ~js_gpu & ~pending,
+        "jobstats": use_js,
+    })
+
+    jid = df["job_id_int"].astype("int64").astype(str).to_numpy(dtype=object)
+    arr = _num(df, "array_job_id")
+    task = _num(df, "array_task_id")
+    het = _num(df, "het_job_id")
+    off = _num(df, "het_job_offset")
+    is_task = ~np.isnan(arr) & ~np.isnan(task)
+    is_het = ~np.isnan(het) & ~np.isnan(off)
+    display = np.where(is_task, _join(arr, "_", task), np.where(is_het, _join(het, "+", off), jid))
+    out = pd.DataFrame({
+        "cluster": df["cluster"].fillna(cluster) if cluster else df["cluster"],
+        "job_id": display,
+        "job_id_raw": jid,
+        "array_job_id": _ints(arr),
+        "array_task_id": _ints(np.where(np.isnan(arr), np.nan, task)),
+        "het_job_id": _ints(np.where(is_het, het, np.nan)),
+        "het_job_offset": _ints(np.where(is_het, off, np.nan)),
+        "source": "sacct-json",
+        "source_file": name,
+        "source_line": df["line"].astype("int64"),
+        "user": df["user"],
+        "account": df["account"],
+        "partition": df["partition"],
+        "qos": df["qos"],
+        "job_name": df["job_name"],
+        "submit_time": _utc(submit),
+        "eligible_time": _utc(_num(df, "eligible")),
+        "start_time": _utc(start),
+        "end_time": _utc(end),
+        "elapsed_s": _ints(elapsed),
+        "time_limit_s": _ints(_num(df, "limit_min") * 60),
+        "state": pd.array(state.tolist(), dtype="string"),
+        "exit_code": _ints(_num(df, "exit_code")),
+        "signal": _ints(_num(df, "signal")),
+        "req_nodes": _ints(res["req_nodes"]),
+        "req_cpus": _ints(res["req_cpus"]),
+        "req_mem_bytes": _ints(res["req_mem_bytes"]),
+        "req_gpus": _ints(res["req_gpus"]),
+        "gpu_type": res["gpu_type"].astype("string"),
+        "alloc_nodes": _ints(res["alloc_nodes"]),
+        "alloc_cpus": _ints(res["alloc_cpus"]),
+        "alloc_mem_bytes": _ints(res["alloc_mem_bytes"]),
+        "alloc_gpus": _ints(res["alloc_gpus"]),
+        "cpu_used_s": pd.array(np.where(np.isnan(cpu), None, cpu).tolist(), dtype="Float64"),
+        "mem_peak_bytes": _ints(mem),
+        "gpu_util_mean": js["gpu_util_mean"].reset_index(drop=True),
+        "gpu_mem_peak_bytes": js["gpu_mem_peak_bytes"].reset_index(drop=True),
+        "node_list": df["node_list"],
+        "caveats": cav,
+    })
+    if cluster and out["cluster"].isna().any():
+        out["cluster"] = out["cluster"].fillna(cluster)
+    rng = df["array_range"].where(~is_task & ~np.isnan(arr), None)
+    return conform(_expand_ranges(out, rng.reset_index(drop=True)))
+
+
+def _join(a: np.ndarray, sep: str, b: np.ndarray) -> np.ndarray:
+    left = pd.Series(a).fillna(0).astype("int64").astype(str)
+    right = pd.Series(b).fillna(0).astype("int64").astype(str)
+    return (left + sep + right).to_numpy(dtype=object)
+
+
+def _expand_ranges(out: pd.DataFrame, rng: pd.Series) -> pd.DataFrame:
+    """A pending array's record names a task range (``1-10%2``): one row per listed task."""
+    if not rng.notna().any():
+        return out
+    out = out.assign(_task=[_task_list(r) for r in rng]).explode("_task", ignore_index=True)
+    expanded = out["_task"].notna().to_numpy()
+    t = pd.to_numeric(out["_task"], errors="coerce").astype("Int64")
+    out.loc[expanded, "job_id"] = (out["array_job_id"].astype("string") + "_" + t.astype("string"))[expanded]
+    out.loc[expanded, "array_task_id"] = t[expanded]
+    cav = out["caveats"].astype("string").fillna("")
+    tagged = (cav + ";array_range_unexpanded").str.lstrip(";")
+    out["caveats"] = tagged.where(expanded, out["caveats"].astype("string"))
+    return out.drop(columns="_task")
+
+
+def _task_list(r) -> list:
+    if not isinstance(r, str):
+        return [None]
+    try:
+        return expand_index_ranges(r.strip("[]")) or [None]
+    except ValueError:
+        return [None]
+
+
+def _quarantine_jobstats(js: pd.DataFrame, df: pd.DataFrame, name: str, quarantine: Quarantine) -> None:
+    bad = js["error"].notna().to_numpy()
+    for i in np.flatnonzero(bad):
+        quarantine.add(name, int(df["line"].iat[i]), "comment.administrator", f"jobstats {js['error'].iat[i]}",
+                       str(df["admin_comment"].iat[i])[:RAW_LIMIT])
