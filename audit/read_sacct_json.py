@@ -483,6 +483,11 @@ def _resources(df: pd.DataFrame) -> dict:
     }
 
 
+def _flag(s: pd.Series) -> np.ndarray:
+    """A boolean column that reindexing may have filled with NaN → plain bools (NaN is False)."""
+    return s.eq(True).to_numpy(dtype=bool)
+
+
 def _first(*arrays) -> np.ndarray:
     out = np.asarray(arrays[0], dtype="float64").copy()
     for a in arrays[1:]:
@@ -507,14 +512,14 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     folded = _fold_steps(n, steps)
     res = _resources(df)
     state = df["state"].to_numpy(dtype=object)
-    oom = folded["step_oom"].fillna(False).to_numpy(dtype=bool)
+    oom = _flag(folded["step_oom"])
     state = np.where((state == "FAILED") & oom, "OUT_OF_MEMORY", state)
     pending = state == "PENDING"
 
     job_cpu = _num(df, "job_cpu_s")
     step_cpu = folded["step_cpu_s"].to_numpy(dtype="float64")
     cpu = np.where(job_cpu > 0, job_cpu, np.where(np.isnan(step_cpu), job_cpu, step_cpu))
-    step_usage = folded["step_usage"].fillna(False).to_numpy(dtype=bool)
+    step_usage = _flag(folded["step_usage"])
     no_usage = ~step_usage & ~(np.nan_to_num(cpu) > 0)
     cpu = np.where(no_usage | pending, np.nan, cpu)
     mem = np.where(pending, np.nan, folded["step_mem"].to_numpy(dtype="float64"))
@@ -537,7 +542,7 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
         "maxrss_batch_only": (~np.isnan(folded["step_mem"].to_numpy(dtype="float64"))
                               & np.isnan(folded["numbered_mem"].to_numpy(dtype="float64"))
                               & (np.nan_to_num(res["alloc_nodes"]) > 1) & ~use_js),
-        "maxrss_single_task": folded["single_task_only"].fillna(False).to_numpy(dtype=bool) & ~use_js,
+        "maxrss_single_task": _flag(folded["single_task_only"]) & ~use_js,
         "totalcpu_zero": (cpu == 0) & (np.nan_to_num(elapsed) > 60) & (np.nan_to_num(res["alloc_cpus"]) > 0),
         "start_before_submit": start < submit,
         "end_unknown": np.isnan(end) & ~np.isnan(start) & ~pending,
