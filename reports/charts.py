@@ -72,6 +72,7 @@ def _draw_panel(ax, column: str, values: np.ndarray) -> None:
     ax.yaxis.get_major_locator().set_params(integer=True)
     if values.size == unknown:
         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="#777777")
+        ax.set_ylim(0, 1)
         ax.set_yticks([])
 
 

@@ -141,7 +141,7 @@ def headline_rows(summary: Mapping) -> list[dict]:
             "resource": resource,
             "allocated": fmt_quantity(summary.get(alloc), unit),
             "used": fmt_quantity(summary.get(used), unit),
-            "used_kind": kind,
+            "used_kind": "" if _missing(summary.get(used)) else kind,
             "efficiency": fmt_pct(summary.get(eff)),
             "jobs_with_data": _usage_jobs(summary, jobs_key),
         }

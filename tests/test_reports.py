@@ -144,6 +144,12 @@ def test_context_formats_but_never_recomputes():
     assert "efficiency_chart" not in ctx
 
 
+def test_unknown_use_has_no_used_or_peak_label():
+    row = build_context(make_summary(core_hours_used=None), make_ledger(), None, META)["headline"][0]
+    assert (row["used"], row["used_kind"]) == ("unknown", "")
+    assert build_context(make_summary(), make_ledger(), None, META)["headline"][1]["used_kind"] == "peak"
+
+
 def test_state_ties_sorted_by_name():
     rows = context.state_rows({"TIMEOUT": 3, "FAILED": 3, "COMPLETED": 9})
     assert [r["state"] for r in rows] == ["COMPLETED", "FAILED", "TIMEOUT"]
