@@ -88,6 +88,17 @@ def fmt_time(value) -> str:
     return f"{t:%Y-%m-%d %H:%M}" + (f" {zone}" if zone else "")
 
 
+def iso_time(value) -> str:
+    """An ISO 8601 timestamp for document metadata, or ``''`` when ``value`` is not a timestamp."""
+    if _missing(value):
+        return ""
+    try:
+        t = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return ""
+    return t.isoformat()
+
+
 def fmt_cell(value) -> str:
     """One table cell: integers with separators, other numbers by size, booleans as yes/no, text as is."""
     if _missing(value):
@@ -120,6 +131,7 @@ def cover_section(summary: Mapping, meta: Mapping) -> dict:
         "period_end": fmt_time(summary.get("period_end")),
         "jobs": fmt_int(summary.get("jobs")),
         "generated_at": fmt_time(meta.get("generated_at")),
+        "generated_at_iso": iso_time(meta.get("generated_at")),
         "version": str(meta.get("version") or UNKNOWN),
     }
 

@@ -202,6 +202,12 @@ def test_chart_is_inline_svg_deterministic_and_states_unknowns():
     assert charts.efficiency_chart(frame.copy()) == svg
 
 
+def test_chart_of_no_jobs():
+    empty = pd.DataFrame({c: pd.Series([], dtype="float64") for c in charts.EFFICIENCY_COLUMNS})
+    svg = charts.efficiency_chart(empty)
+    assert svg.count("no data") == 3 and svg.count("0 known, 0 unknown") == 3
+
+
 def test_chart_with_nullable_dtype_and_all_unknown():
     frame = make_efficiency().astype("Float64")
     frame["mem_eff"] = pd.NA
@@ -326,9 +332,10 @@ def test_html_has_chart_caption_and_ledger(rendered):
 
 def test_optional_sections_render_only_when_present(rendered, tmp_path):
     _, html = rendered
-    assert 'id="top-n"' in html and "Top users by idle GPU-hours" in html and "1,234" in html
-    for absent in ('id="dollars"', 'id="failed-work"', 'id="predictions"', 'id="replay"'):
-        assert absent not in html
+    assert 'id="top-n"' in html and 'href="#top-n"' in html
+    assert "Top users by idle GPU-hours" in html and "1,234" in html
+    for absent in ("dollars", "failed-work", "predictions", "replay"):
+        assert f'id="{absent}"' not in html and f'href="#{absent}"' not in html
     plain = render.render_html(build_context(make_summary(), make_ledger(), None, META))
     assert 'id="top-n"' not in plain and 'id="efficiency"' not in plain and "<svg" not in plain
     with_money = render.render_html(build_context(
@@ -339,6 +346,11 @@ def test_optional_sections_render_only_when_present(rendered, tmp_path):
     assert 'id="dollars"' in with_money and "$12,346" in with_money and "$3.40" in with_money
     assert "Price book: aws-on-demand, 2025-06-01" in with_money
     assert 'id="failed-work"' in with_money and "1,500" in with_money and "20.2" in with_money
+
+
+def test_pdf_metadata_date_is_the_generation_time_passed_in(rendered):
+    _, html = rendered
+    assert '<meta name="dcterms.created" content="2026-11-30T14:00:00+00:00">' in html
 
 
 def test_unbalanced_ledger_is_flagged():
