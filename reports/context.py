@@ -22,6 +22,7 @@ UNKNOWN = "unknown"
 NBSP = "\u00a0"
 OPTIONAL_SECTIONS = ("dollars", "top_n", "failed_work", "predictions", "replay")
 RAW_DISPLAY_CHARS = 160
+COST_VIEWS = {"cost_usd_alloc": "allocated", "cost_usd_used": "used", "cost_usd_idle": "idle"}
 EFFICIENCY_LABELS = {"cpu_eff": "CPU", "mem_eff": "Memory", "time_eff": "Time"}
 
 
@@ -253,7 +254,7 @@ def dollars_from_summary(summary: Mapping) -> dict | None:
         intro = "Price book: " + ", ".join(str(book[k]) for k in ("name", "source", "date") if book.get(k))
     elif book:
         intro = f"Price book: {book}"
-    rows = [[k.removeprefix("cost_usd_").replace("_", " "), fmt_usd(summary[k])] for k in keys]
+    rows = [[COST_VIEWS.get(k, k.removeprefix("cost_usd_").replace("_", " ")), fmt_usd(summary[k])] for k in keys]
     block = table_block("Dollars", [{"caption": "Cost of the period", "columns": ["view", "USD"], "rows": rows}],
                         intro)
     block["tables"][0]["numeric"] = [False, True]
