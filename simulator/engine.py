@@ -1,0 +1,335 @@
+"""The event loop: one SimPy process advances the clock from event time to event time.
+
+At each distinct time every event is applied first — attempt ends (in end-time, then start-order),
+then the re-submissions they cause, then new submissions (in submit-time, then job-number order) —
+and then the policy makes exactly one scheduling pass.  Nothing here depends on hash order or
+wall-clock time, so the same inputs give identical results.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from bisect import bisect_left, insort
+
+import numpy as np
+import simpy
+
+from .kills import COMPLETED, PREEMPTED, attempt
+from .nodes import NodeModel
+from .policies.fifo import FIFO
+from .pool import PoolModel
+from .records import Job, Jobs, Pool
+from .result import REASONS, SimResult
+from .retry import Retry
+
+INF = math.inf
+
+
+class Simulator:
+    """Replay jobs on a cluster under a scheduling policy.
+
+    ``cluster`` is a :class:`~simulator.records.Pool` or :class:`~simulator.records.Cluster`;
+    ``policy`` any object with ``schedule(ctx)`` (and optionally ``reset(ctx)``), default FIFO;
+    ``fit``/``topology`` choose placement on a node cluster; ``kill_at_limit=False`` lets jobs run
+    past their time limit (the Standard Workload Format replay rule); ``retry`` says what killed
+    jobs come back with; ``restart_cost_s`` is the checkpoint/restart overhead a preempted resumable
+    job pays when it resumes.
+    """
+
+    def __init__(self, cluster, policy=None, *, fit: str = "first", topology: str = "none",
+                 kill_at_limit: bool = True, retry: Retry | None = None, restart_cost_s: float = 0.0):
+        self.cluster = cluster
+        self.policy = policy if policy is not None else FIFO()
+        self.fit = fit
+        self.topology = topology
+        self.kill_at_limit = kill_at_limit
+        self.retry = retry if retry is not None else Retry()
+        if restart_cost_s < 0:
+            raise ValueError("restart_cost_s must be ≥ 0")
+        self.restart_cost_s = float(restart_cost_s)
+
+    def model(self):
+        if isinstance(self.cluster, Pool):
+            return PoolModel(self.cluster.procs)
+        return NodeModel(self.cluster, fit=self.fit, topology=self.topology)
+
+    def run(self, jobs) -> SimResult:
+        """Simulate ``jobs`` (a :class:`Jobs` table or a sequence of :class:`Job`) and return the result."""
+        if not isinstance(jobs, Jobs):
+            jobs = Jobs.from_records(jobs if not isinstance(jobs, Job) else [jobs])
+        wall = time.perf_counter()
+        ctx = Context(self, jobs)
+        env = simpy.Environment(initial_time=ctx.first_time())
+        env.process(ctx.loop(env))
+        env.run()
+        return ctx.result(time.perf_counter() - wall)
+
+
+class Context:
+    """The state of one run, as policies see it.
+
+    Policies read ``now``, ``queue`` (pending job positions, in the order the policy keeps),
+    ``free`` (the resource model's free state), ``model``, ``req[i]`` and ``est[i]`` (the current
+    request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
+    ``alloc[i]`` and ``started[i]``; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
+    (why a job waits this pass) and :meth:`wake_at` (ask for a pass at a later time).
+    """
+
+    def __init__(self, sim: Simulator, jobs: Jobs):
+        self.sim = sim
+        self.jobs = jobs
+        c = jobs.columns
+        order = np.lexsort((c["id"], c["submit"]))
+        self.order = order
+        n = len(order)
+        self.n = n
+        take = lambda name: c[name][order]  # noqa: E731
+        self.ids = take("id").tolist()
+        self.submit = take("submit").tolist()
+        self.run_s = take("run").tolist()
+        self.nodes_req = take("nodes").tolist()
+        self.cpus_req = take("cpus").tolist()
+        self.gpus_req = take("gpus").tolist()
+        self.mem_peak = take("mem_peak").tolist()
+        mem = take("mem")
+        orig_mem = take("orig_mem")
+        self.orig_mem = np.where(orig_mem >= 0, orig_mem, mem).tolist()
+        limit = take("limit")
+        orig_limit = take("orig_limit")
+        self.orig_limit = np.where(np.isnan(orig_limit), limit, orig_limit).tolist()
+        estimate = take("estimate")
+        self.fixed_est = (~np.isnan(estimate)).tolist()
+        est = np.where(np.isnan(estimate), np.where(np.isfinite(limit), limit, take("run")), estimate)
+        self.min_runtime = take("min_runtime").tolist()
+        self.resumable = take("resumable").tolist()
+        self.partition = take("partition").tolist()
+        self.user = take("user").tolist()
+        self.account = take("account").tolist()
+        self.qos = take("qos").tolist()
+        traces = jobs.mem_traces
+        self.traces = {pos: traces[int(k)] for pos, k in enumerate(order) if int(k) in traces} if traces else {}
+        self.mem = mem.tolist()
+        self.limit = limit.tolist()
+        self.est = est.tolist()
+        self.model = model = sim.model()
+        self.free = model.initial()
+        if isinstance(model, PoolModel):
+            self.req = (take("nodes") * take("cpus")).tolist()
+        else:
+            self.req = [model.request(a, b, m, g, p) for a, b, m, g, p in
+                        zip(self.nodes_req, self.cpus_req, self.mem, self.gpus_req, self.partition, strict=True)]
+        self.kill_at_limit = sim.kill_at_limit
+        self.retry = sim.retry
+        self.restart_cost = sim.restart_cost_s
+        self.policy = sim.policy
+        self.now = 0.0
+        self.queue: list = []
+        self.running: list = []
+        self.ends: list = []
+        self.wakes: list = []
+        self.resubs: list = []
+        self.seq = 0
+        self.passes = 0
+        # per job state
+        nan = math.nan
+        self.alloc = [None] * n
+        self.started = [nan] * n
+        self.first_start = [nan] * n
+        self.final_end = [nan] * n
+        self.queued_at = list(self.submit)
+        self.enq_pass = [0] * n
+        self.waited_passes = [0] * n
+        self.attempts = [0] * n
+        self.token = [-1] * n
+        self.outcome = [None] * n
+        self.running_key = [None] * n
+        self.progress = [0.0] * n
+        self.overhead = [0.0] * n
+        self.state = ["PENDING"] * n
+        self.reason_counts = [[0, 0, 0, 0] for _ in range(n)]
+        self.pass_notes: dict = {}
+        hooks = [getattr(obj, "requeued", None) for obj in (self.policy, getattr(self.policy, "order", None))]
+        self.requeue_hooks = [h for h in hooks if h is not None]
+        self.on_start = getattr(self.policy, "started", None)
+        self.log: list = []  # attempts: (i, queued, start, end, outcome, cpus, mem, gpus)
+
+    def first_time(self) -> float:
+        return self.submit[0] if self.n else 0.0
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def loop(self, env):
+        subs = self.submit
+        n = self.n
+        ends = self.ends
+        wakes = self.wakes
+        resubs = self.resubs
+        schedule = self.policy.schedule
+        reset = getattr(self.policy, "reset", None)
+        if reset is not None:
+            reset(self)
+        k = 0
+        timeout = env.timeout
+        while True:
+            t = subs[k] if k < n else INF
+            if ends and ends[0][0] < t:
+                t = ends[0][0]
+            if wakes and wakes[0] < t:
+                t = wakes[0]
+            if resubs and resubs[0][0] < t:
+                t = resubs[0][0]
+            if t == INF:
+                break
+            if t > env.now:
+                yield timeout(t - env.now)
+            self.now = t
+            while ends and ends[0][0] <= t:
+                _, seq, i = heapq.heappop(ends)
+                if self.token[i] == seq:
+                    self._finish(i, t)
+            while wakes and wakes[0] <= t:
+                heapq.heappop(wakes)
+            while resubs and resubs[0][0] <= t:
+                self._requeue(heapq.heappop(resubs)[2], t)
+            while k < n and subs[k] <= t:
+                self._submit(k, t)
+                k += 1
+            self.passes += 1
+            schedule(self)
+            if self.pass_notes:
+                counts = self.reason_counts
+                for i, r in self.pass_notes.items():
+                    counts[i][r] += 1
+                self.pass_notes.clear()
+
+    def _submit(self, i: int, t: float) -> None:
+        if not self.model.ever_fits(self.req[i]):
+            self.state[i] = "REJECTED"
+            return
+        self.queued_at[i] = t
+        self.enq_pass[i] = self.passes
+        self.queue.append(i)
+
+    # ---- actions for policies --------------------------------------------------------------
+    def start(self, i: int, alloc) -> None:
+        """Start job ``i`` now on ``alloc`` (which must fit the free state)."""
+        now = self.now
+        self.free = self.model.take(self.free, alloc)
+        self.attempts[i] += 1
+        if self.first_start[i] != self.first_start[i]:
+            self.first_start[i] = now
+        waited = self.passes - 1 - self.enq_pass[i]
+        if waited > 0:
+            self.waited_passes[i] += waited
+        progress = self.progress[i]
+        remaining = self.run_s[i] - progress + self.overhead[i]
+        limit = self.limit[i] if self.kill_at_limit else INF
+        mem = self.mem[i]
+        if (mem <= 0 or self.mem_peak[i] <= mem) and remaining <= limit and i not in self.traces:
+            dur, outcome = remaining, COMPLETED
+        else:
+            dur, outcome = attempt(remaining, progress, self.run_s[i], limit, mem, self.mem_peak[i],
+                                   self.traces.get(i))
+        self.seq += 1
+        seq = self.seq
+        heapq.heappush(self.ends, (now + dur, seq, i))
+        key = (now + self.est[i], seq, i)
+        insort(self.running, key)
+        self.running_key[i] = key
+        self.token[i] = seq
+        self.outcome[i] = outcome
+        self.started[i] = now
+        self.alloc[i] = alloc
+        self.state[i] = "RUNNING"
+        self.pass_notes.pop(i, None)
+        if self.on_start is not None:
+            self.on_start(self, i)
+
+    def preempt(self, i: int) -> None:
+        """Stop running job ``i`` now and re-queue it (keeping its progress when resumable)."""
+        now = self.now
+        elapsed = now - self.started[i]
+        self._stop(i, now, PREEMPTED)
+        if self.resumable[i]:
+            done = max(0.0, elapsed - self.overhead[i])
+            self.progress[i] = min(self.run_s[i], self.progress[i] + done)
+            self.overhead[i] = self.restart_cost
+        else:
+            self.progress[i] = 0.0
+            self.overhead[i] = 0.0
+        self._set_estimate(i)
+        self._requeue(i, now)
+
+    def note(self, i: int, reason: int) -> None:
+        """Record why job ``i`` is still waiting after this pass (an index into :data:`REASONS`); the
+        last note of a pass wins, and a job that starts in the pass is not counted."""
+        self.pass_notes[i] = reason
+
+    def wake_at(self, t: float) -> None:
+        """Ask for a scheduling pass at time ``t``."""
+        if t > self.now:
+            heapq.heappush(self.wakes, t)
+
+    # ---- internals -------------------------------------------------------------------------
+    def _stop(self, i: int, t: float, outcome: str) -> None:
+        alloc = self.alloc[i]
+        self.free = self.model.give(self.free, alloc)
+        running = self.running
+        pos = bisect_left(running, self.running_key[i])
+        del running[pos]
+        self.token[i] = -1
+        cpus, mem, gpus = self.model.held(alloc)
+        self.log.append((i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i]))
+        self.alloc[i] = None
+
+    def _finish(self, i: int, t: float) -> None:
+        outcome = self.outcome[i]
+        self._stop(i, t, outcome)
+        if outcome == COMPLETED:
+            self.final_end[i] = t
+            self.state[i] = COMPLETED
+            return
+        self.final_end[i] = t
+        self.state[i] = outcome
+        if self.attempts[i] >= self.retry.max_attempts:
+            return
+        if outcome == "OUT_OF_MEMORY":
+            self.mem[i] = self.retry.memory(self.mem[i], self.orig_mem[i])
+        else:
+            self.limit[i] = self.retry.limit(self.limit[i], self.orig_limit[i])
+        self.req[i] = self.model.request(self.nodes_req[i], self.cpus_req[i], self.mem[i], self.gpus_req[i],
+                                         self.partition[i])
+        self.progress[i] = 0.0
+        self.overhead[i] = 0.0
+        self._set_estimate(i)
+        if not self.model.ever_fits(self.req[i]):
+            return
+        delay = self.retry.delay_s
+        if delay > 0:
+            self.seq += 1
+            heapq.heappush(self.resubs, (t + delay, self.seq, i))
+            return
+        self._requeue(i, t)
+
+    def _set_estimate(self, i: int) -> None:
+        base = self.est_base(i)
+        self.est[i] = max(0.0, base - self.progress[i] + self.overhead[i])
+
+    def est_base(self, i: int) -> float:
+        c = self.jobs.columns
+        if self.fixed_est[i]:
+            return float(c["estimate"][self.order[i]])
+        return self.limit[i] if self.limit[i] < INF else self.run_s[i]
+
+    def _requeue(self, i: int, t: float) -> None:
+        self.state[i] = "PENDING"
+        self.queued_at[i] = t
+        self.enq_pass[i] = self.passes
+        self.queue.append(i)
+        for hook in self.requeue_hooks:
+            hook(self, i)
+
+    # ---- result ----------------------------------------------------------------------------
+    def result(self, wall_s: float) -> SimResult:
+        return SimResult.build(self, wall_s, REASONS)

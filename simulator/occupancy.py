@@ -1,0 +1,53 @@
+"""Held and used resources over time, as step functions built from the attempt log (vectorised)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(slots=True, frozen=True)
+class Occupancy:
+    """Values hold on ``[times[k], times[k+1])``.  ``held_*``: allocated; ``used_*``: what jobs used —
+    CPUs × the job's CPU utilisation, memory at the job's peak (capped at what it held: an upper
+    bound on use), GPUs × the job's GPU utilisation."""
+
+    times: np.ndarray
+    held_cpus: np.ndarray
+    held_mem: np.ndarray
+    held_gpus: np.ndarray
+    used_cpus: np.ndarray
+    used_mem: np.ndarray
+    used_gpus: np.ndarray
+
+    def integral(self, values: np.ndarray, t0: float, t1: float) -> float:
+        """∫ values dt over [t0, t1]."""
+        if len(self.times) == 0 or t1 <= t0:
+            return 0.0
+        edges = np.clip(np.append(self.times, max(t1, self.times[-1])), t0, t1)
+        return float(np.sum(values * np.diff(edges)))
+
+
+def step(times_on: np.ndarray, times_off: np.ndarray, amounts: np.ndarray) -> tuple:
+    """``(times, level)`` of a sum of boxes ``amounts`` on ``[on, off)``; releases apply before
+    acquisitions at the same instant."""
+    t = np.concatenate([times_on, times_off])
+    d = np.concatenate([amounts, -amounts]).astype(np.float64)
+    order = np.lexsort((d, t))
+    t, level = t[order], np.cumsum(d[order])
+    if len(t) == 0:
+        return t, level
+    last = np.append(t[1:] != t[:-1], True)
+    return t[last], level[last]
+
+
+def occupancy(result) -> Occupancy:
+    r = result
+    k = r.a_job
+    used_cpu = r.a_cpus * r.cpu_util[k]
+    used_mem = np.minimum(r.mem_peak[k], r.a_mem) if len(k) else np.zeros(0)
+    used_gpu = r.a_gpus * r.gpu_util[k]
+    series = [step(r.a_start, r.a_end, x) for x in (r.a_cpus, r.a_mem, r.a_gpus, used_cpu, used_mem, used_gpu)]
+    times = series[0][0]
+    return Occupancy(times, *(s[1] for s in series))

@@ -1,0 +1,160 @@
+"""GPU-hour budgets over a rolling window, with protected minimum runtimes and preemption.
+
+Each project (a job's account path) is entitled to ``shares[project]`` (a fraction) of the
+cluster's GPU-seconds over the last ``window_s`` (default 7 days).  Jobs fall in three classes,
+scheduled in this order (then by queue time and job number) with EASY backfill:
+
+0. budgeted jobs of projects that have used less than their entitlement in the window;
+1. budgeted jobs of projects at or over it (they wait with reason ``budget`` when they cannot start);
+2. jobs whose declared minimum runtime is 0: they run on spare capacity, use no budget and may be
+   preempted at any time.
+
+A budgeted job is protected from preemption for its declared minimum runtime and preemptible after
+it; a job that declares none (``nan``) is never preempted.  When a class-0 job cannot start, running
+jobs of a worse class that are past their protection are preempted for it — class 2 first, then the
+most recently started — if that lets it start now.  Preempted jobs re-queue; resumable ones keep
+their progress and pay the simulator's restart cost (``restart_cost_s``).  Usage is recounted every
+``calc_period_s`` of simulated time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from ..result import BUDGET, RESOURCES
+from .easy import backfill, reservation
+from .fifo import start_head
+
+UNDER, OVER, SPARE = 0, 1, 2
+
+
+class Budget:
+    name = "budget"
+
+    def __init__(self, shares: dict | None = None, *, window_s: float = 7 * 86400.0, depth: int | None = None,
+                 preempt: bool = True, calc_period_s: float = 300.0):
+        self.shares = dict(shares or {})
+        if any(v < 0 for v in self.shares.values()):
+            raise ValueError("budget shares must be ≥ 0")
+        self.window_s = float(window_s)
+        self.depth = depth
+        self.preempt = preempt
+        self.calc_period_s = float(calc_period_s)
+        self.preemptions = 0
+
+    def reset(self, ctx) -> None:
+        self.used: dict = {}
+        self.ended: dict = {}
+        self.log_seen = 0
+        self.last_calc = None
+        self.over: set = set()
+        self.preemptions = 0
+        gpus = ctx.sim.cluster.capacity()["gpus"]
+        self.entitled = {p: s * gpus * self.window_s for p, s in self.shares.items()}
+
+    # ---- classes -----------------------------------------------------------------------
+    @staticmethod
+    def spare(ctx, i: int) -> bool:
+        return ctx.min_runtime[i] == 0
+
+    def job_class(self, ctx, i: int) -> int:
+        if ctx.min_runtime[i] == 0:
+            return SPARE
+        return OVER if ctx.account[i] in self.over else UNDER
+
+    def preemptible(self, ctx, i: int, now: float) -> bool:
+        m = ctx.min_runtime[i]
+        return m == 0 or (not math.isnan(m) and now - ctx.started[i] >= m)
+
+    # ---- usage over the window ------------------------------------------------------------
+    def window_usage(self, ctx) -> dict:
+        """GPU-seconds each project's budgeted jobs held within the last ``window_s``."""
+        now = ctx.now
+        lo = now - self.window_s
+        log = ctx.log
+        for k in range(self.log_seen, len(log)):
+            i, _, start, end, _, _, _, gpus, _ = log[k]
+            if gpus and not self.spare(ctx, i):
+                self.ended.setdefault(ctx.account[i], deque()).append((start, end, gpus))
+        self.log_seen = len(log)
+        used = {}
+        for project, segs in self.ended.items():
+            while segs and segs[0][1] <= lo:
+                segs.popleft()
+            used[project] = sum(g * (e - (s if s > lo else lo)) for s, e, g in segs)
+        held = ctx.model.held
+        for _, _, i in ctx.running:
+            if self.spare(ctx, i):
+                continue
+            gpus = held(ctx.alloc[i])[2]
+            if gpus:
+                s = ctx.started[i]
+                used[ctx.account[i]] = used.get(ctx.account[i], 0.0) + gpus * (now - (s if s > lo else lo))
+        return used
+
+    def _recount(self, ctx) -> None:
+        self.used = self.window_usage(ctx)
+        self.over = {p for p in set(self.used) | set(self.entitled)
+                     if self.used.get(p, 0.0) >= self.entitled.get(p, 0.0)}
+
+    # ---- one pass --------------------------------------------------------------------------
+    def schedule(self, ctx) -> None:
+        q = ctx.queue
+        if not q:
+            return
+        if self.last_calc is None or ctx.now - self.last_calc >= self.calc_period_s:
+            self._recount(ctx)
+            self.last_calc = ctx.now
+        cls = {i: self.job_class(ctx, i) for i in q}
+        q.sort(key=lambda i: (cls[i], ctx.queued_at[i], ctx.ids[i]))
+        self._easy(ctx, q)
+        if self.preempt:
+            self._preempt(ctx, q, cls)
+        for i in q:
+            if cls[i] == OVER:
+                ctx.note(i, BUDGET)
+
+    def _easy(self, ctx, q) -> None:
+        started = start_head(ctx, q)
+        if started:
+            del q[:started]
+        if not q:
+            return
+        ctx.note(q[0], RESOURCES)
+        if len(q) > 1 and not ctx.model.empty(ctx.free):
+            shadow, extra = reservation(ctx, q[0])
+            backfill(ctx, q, shadow, extra, self.depth)
+
+    def _preempt(self, ctx, q, cls) -> None:
+        now = ctx.now
+        model = ctx.model
+        while q and cls[q[0]] == UNDER:
+            head = q[0]
+            victims = [i for _, _, i in ctx.running
+                       if cls.get(i, self.job_class(ctx, i)) > UNDER and self.preemptible(ctx, i, now)]
+            victims.sort(key=lambda i: (-self.job_class(ctx, i), -ctx.started[i], -ctx.ids[i]))
+            f = model.copy(ctx.free)
+            chosen = []
+            fit = None
+            for v in victims:
+                f = model.give(f, ctx.alloc[v])
+                chosen.append(v)
+                fit = model.fits(f, ctx.req[head])
+                if fit is not None:
+                    break
+            if fit is None:
+                return
+            for v in chosen:
+                ctx.preempt(v)
+                self.preemptions += 1
+            a = model.fits(ctx.free, ctx.req[head])
+            ctx.start(head, a)
+            q.remove(head)
+            for v in chosen:
+                cls[v] = self.job_class(ctx, v)
+
+    def started(self, ctx, i: int) -> None:
+        m = ctx.min_runtime[i]
+        if m > 0 and not math.isnan(m):
+            ctx.wake_at(ctx.now + m)

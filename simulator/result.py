@@ -1,0 +1,135 @@
+"""Plain output records of a run: per-job arrays, the attempt log, and per-job records on demand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: why a job waited at a scheduling pass (index into the ``reasons`` columns)
+REASONS = ("resources", "priority", "reservation", "budget")
+RESOURCES, PRIORITY, RESERVATION, BUDGET = range(4)
+
+
+@dataclass(slots=True, frozen=True)
+class JobRecord:
+    """One job's outcome.  ``wait`` is first start minus submission; ``waits`` counts the scheduling
+    passes the job waited through, by reason (see :data:`REASONS`)."""
+
+    id: int
+    submit: float
+    start: float
+    end: float
+    wait: float
+    attempts: int
+    kills: tuple
+    state: str
+    waits: dict
+
+
+@dataclass(slots=True)
+class SimResult:
+    """Arrays over jobs (sorted by submit time, then job number) and over attempts.
+
+    Jobs: ``id, submit, run, start`` (first start), ``end`` (last attempt's end), ``wait``,
+    ``attempts, ooms, timeouts, preemptions``, ``state`` (COMPLETED, OUT_OF_MEMORY, TIMEOUT after the
+    last allowed attempt, PENDING, REJECTED), ``reasons`` (jobs × 4 pass counts), ``user, account``,
+    ``cpus, gpus`` (per job totals of the first request).  Attempts: ``a_job`` (position in the job
+    arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus, a_overhead``.
+    """
+
+    id: np.ndarray
+    submit: np.ndarray
+    run: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    wait: np.ndarray
+    attempts: np.ndarray
+    ooms: np.ndarray
+    timeouts: np.ndarray
+    preemptions: np.ndarray
+    state: np.ndarray
+    reasons: np.ndarray
+    user: np.ndarray
+    account: np.ndarray
+    cpu_util: np.ndarray
+    gpu_util: np.ndarray
+    mem_peak: np.ndarray
+    resumable: np.ndarray
+    a_job: np.ndarray
+    a_queued: np.ndarray
+    a_start: np.ndarray
+    a_end: np.ndarray
+    a_outcome: np.ndarray
+    a_cpus: np.ndarray
+    a_mem: np.ndarray
+    a_gpus: np.ndarray
+    a_overhead: np.ndarray
+    capacity: dict
+    passes: int
+    wall_s: float
+
+    @classmethod
+    def build(cls, ctx, wall_s: float, reasons_names=REASONS) -> SimResult:
+        n = ctx.n
+        order = ctx.order
+        c = ctx.jobs.columns
+        log = ctx.log
+        if log:
+            cols = list(zip(*log, strict=True))
+            a_job = np.array(cols[0], dtype=np.int64)
+            a_queued, a_start, a_end = (np.array(cols[k], dtype=np.float64) for k in (1, 2, 3))
+            a_outcome = np.array(cols[4], dtype=object)
+            a_cpus, a_mem, a_gpus = (np.array(cols[k], dtype=np.int64) for k in (5, 6, 7))
+            a_overhead = np.array(cols[8], dtype=np.float64)
+        else:
+            a_job = np.zeros(0, dtype=np.int64)
+            a_queued = a_start = a_end = a_overhead = np.zeros(0)
+            a_outcome = np.zeros(0, dtype=object)
+            a_cpus = a_mem = a_gpus = np.zeros(0, dtype=np.int64)
+
+        def count(outcome):
+            return np.bincount(a_job[a_outcome == outcome], minlength=n)
+
+        reasons = np.array(ctx.reason_counts, dtype=np.int64).reshape(n, len(reasons_names))
+        waited = np.array(ctx.waited_passes, dtype=np.int64)
+        pending = np.array([s == "PENDING" for s in ctx.state], dtype=bool)
+        if pending.any():
+            waited[pending] += ctx.passes - np.array(ctx.enq_pass)[pending]
+        reasons[:, PRIORITY] = np.maximum(0, waited - reasons.sum(axis=1) + reasons[:, PRIORITY])
+        start = np.array(ctx.first_start, dtype=np.float64)
+        submit = np.array(ctx.submit, dtype=np.float64)
+        return cls(
+            id=np.array(ctx.ids, dtype=np.int64), submit=submit, run=np.array(ctx.run_s, dtype=np.float64),
+            start=start, end=np.array(ctx.final_end, dtype=np.float64), wait=start - submit,
+            attempts=np.array(ctx.attempts, dtype=np.int64), ooms=count("OUT_OF_MEMORY"),
+            timeouts=count("TIMEOUT"), preemptions=count("PREEMPTED"),
+            state=np.array(ctx.state, dtype=object), reasons=reasons,
+            user=c["user"][order], account=c["account"][order], cpu_util=c["cpu_util"][order],
+            gpu_util=c["gpu_util"][order], resumable=c["resumable"][order], mem_peak=c["mem_peak"][order] * c["nodes"][order],
+            a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,
+            a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead,
+            capacity=ctx.sim.cluster.capacity(), passes=ctx.passes, wall_s=wall_s,
+        )
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def records(self) -> list:
+        """Per-job records (kills as ``(time, outcome)`` pairs)."""
+        kills: dict = {}
+        for j, t, o in zip(self.a_job.tolist(), self.a_end.tolist(), self.a_outcome.tolist(), strict=True):
+            if o != "COMPLETED":
+                kills.setdefault(j, []).append((t, o))
+        out = []
+        for k in range(len(self.id)):
+            out.append(JobRecord(
+                id=int(self.id[k]), submit=float(self.submit[k]), start=float(self.start[k]),
+                end=float(self.end[k]), wait=float(self.wait[k]), attempts=int(self.attempts[k]),
+                kills=tuple(kills.get(k, ())), state=str(self.state[k]),
+                waits=dict(zip(REASONS, self.reasons[k].tolist(), strict=True)),
+            ))
+        return out
+
+    def starts_by_id(self) -> dict:
+        return dict(zip(self.id.tolist(), self.start.tolist(), strict=True))
