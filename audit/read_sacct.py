@@ -18,7 +18,7 @@ from .sacct_lines import split_lines
 from .sacct_resources import resources
 from .sacct_states import normalise_states
 from .schema import caveats_from_masks, conform, empty_jobs
-from .textio import read_text
+from .textio import read_bytes
 from .units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
 
 _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het>\d+))?"
@@ -35,7 +35,7 @@ def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
     name = str(path)
     ledger = FileLedger(file=name, format="sacct")
     quarantine = Quarantine()
-    split = split_lines(read_text(path), name, ledger, quarantine, fields)
+    split = split_lines(read_bytes(path), name, ledger, quarantine, fields)
     if not split.columns or len(split.line_no) == 0:
         return ReadResult(empty_jobs(), ledger, quarantine)
     if "JobID" not in split.columns:
@@ -209,8 +209,10 @@ def _assign_parents(job_key, kj, srows, line_no) -> np.ndarray:
     """Position in ``kj`` of the nearest earlier allocation line with the same job id; -1 when none."""
     if len(srows) == 0:
         return np.zeros(0, dtype=int)
-    left = pd.DataFrame({"line": line_no[srows], "key": job_key[srows]})
-    right = pd.DataFrame({"line": line_no[kj], "key": job_key[kj], "pos": np.arange(len(kj))})
+    if len(kj) == 0:
+        return np.full(len(srows), -1)
+    left = pd.DataFrame({"line": line_no[srows], "key": pd.Series(job_key[srows], dtype="string")})
+    right = pd.DataFrame({"line": line_no[kj], "key": pd.Series(job_key[kj], dtype="string"), "pos": np.arange(len(kj))})
     left["order"] = np.arange(len(left))
     merged = pd.merge_asof(left.sort_values("line"), right.sort_values("line"), on="line", by="key",
                            direction="backward")

@@ -27,16 +27,34 @@ def detect_delimiter(first_line: str) -> str:
     return "^|^" if "^|^" in first_line else "|"
 
 
-def split_lines(text: str, file: str, ledger: FileLedger, quarantine: Quarantine,
+def arrow_lines(raw: bytes) -> pa.Array:
+    """The lines of a UTF-8 byte buffer as a pyarrow string array, without a Python string per line.
+
+    Bytes that are not UTF-8 are replaced by U+FFFD (the line is kept, and its bad field quarantined).
+    """
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(raw)], dtype=np.int64)),
+                                             pa.py_buffer(raw))
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        fixed = raw.decode("utf-8", errors="replace").encode("utf-8")
+        whole = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(fixed)], dtype=np.int64)),
+                                                 pa.py_buffer(fixed))
+    if len(raw) == 0:
+        return pa.array([], pa.string())
+    lines = pc.cast(pc.list_flatten(pc.split_pattern(whole, pattern="\n")), pa.string())
+    return pc.utf8_rtrim(lines, characters="\r") if b"\r" in raw else lines
+
+
+def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantine,
                 fields: list[str] | None = None) -> SplitLines:
     """Tokenise every line; count blank and header lines as structural; quarantine wrong field counts."""
-    raw_lines = text.split("\n")
-    if raw_lines and raw_lines[-1] == "":
-        raw_lines.pop()
-    lines = pc.utf8_rtrim(pa.array(raw_lines, type=pa.string()), characters="\r")
+    lines = arrow_lines(raw)
     n_all = len(lines)
     line_no = np.arange(1, n_all + 1)
-    blank = ~np.asarray(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(lines)), 0), dtype=bool) \
+    blank = np.asarray(pc.or_(pc.equal(pc.binary_length(lines), 0), pc.utf8_is_space(lines)), dtype=bool) \
         if n_all else np.zeros(0, bool)
     nonblank = np.flatnonzero(~blank)
     if len(nonblank) == 0:
