@@ -153,7 +153,7 @@ class Context:
         hooks = [getattr(obj, "requeued", None) for obj in (self.policy, getattr(self.policy, "order", None))]
         self.requeue_hooks = [h for h in hooks if h is not None]
         self.on_start = getattr(self.policy, "started", None)
-        self.log: list = []  # attempts: (i, queued, start, end, outcome, cpus, mem, gpus)
+        self.log: list = []  # attempts: (i, queued, start, end, outcome, cpus, mem, gpus, overhead, alloc)
 
     def first_time(self) -> float:
         return self.submit[0] if self.n else 0.0
@@ -280,7 +280,7 @@ class Context:
         del running[pos]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
-        self.log.append((i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i]))
+        self.log.append((i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i], alloc))
         self.alloc[i] = None
 
     def _finish(self, i: int, t: float) -> None:

@@ -58,5 +58,5 @@ class PoolModel:
         return alloc, 0, 0
 
     @staticmethod
-    def nodes_of(alloc: int) -> tuple:
-        return ()
+    def nodes_of(alloc: int) -> None:
+        return None

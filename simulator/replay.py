@@ -33,5 +33,6 @@ def replay_as_logged(jobs, cluster) -> SimResult:
         resumable=col["resumable"], a_job=k, a_queued=col["submit"][k], a_start=start[k], a_end=end[k],
         a_outcome=np.full(len(k), "COMPLETED", dtype=object), a_cpus=col["cpus"][k] * nodes,
         a_mem=col["mem"][k] * nodes, a_gpus=col["gpus"][k] * nodes, a_overhead=np.zeros(len(k)),
+        a_nodes=np.empty(len(k), dtype=object),
         capacity=cluster.capacity(), passes=0, wall_s=0.0,
     )

@@ -35,7 +35,8 @@ class SimResult:
     ``attempts, ooms, timeouts, preemptions``, ``state`` (COMPLETED, OUT_OF_MEMORY, TIMEOUT after the
     last allowed attempt, PENDING, REJECTED), ``reasons`` (jobs × 4 pass counts), ``user, account``,
     ``cpus, gpus`` (per job totals of the first request).  Attempts: ``a_job`` (position in the job
-    arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus, a_overhead``.
+    arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus`` (totals held),
+    ``a_overhead`` (restart seconds paid), ``a_nodes`` (tuple of node indices held; ``None`` for a pool).
     """
 
     id: np.ndarray
@@ -65,6 +66,7 @@ class SimResult:
     a_mem: np.ndarray
     a_gpus: np.ndarray
     a_overhead: np.ndarray
+    a_nodes: np.ndarray
     capacity: dict
     passes: int
     wall_s: float
@@ -82,11 +84,17 @@ class SimResult:
             a_outcome = np.array(cols[4], dtype=object)
             a_cpus, a_mem, a_gpus = (np.array(cols[k], dtype=np.int64) for k in (5, 6, 7))
             a_overhead = np.array(cols[8], dtype=np.float64)
+            a_nodes = np.empty(len(log), dtype=object)
+            if ctx.model.kind != "pool":
+                nodes_of = ctx.model.nodes_of
+                for k, a in enumerate(cols[9]):
+                    a_nodes[k] = nodes_of(a)
         else:
             a_job = np.zeros(0, dtype=np.int64)
             a_queued = a_start = a_end = a_overhead = np.zeros(0)
             a_outcome = np.zeros(0, dtype=object)
             a_cpus = a_mem = a_gpus = np.zeros(0, dtype=np.int64)
+            a_nodes = np.zeros(0, dtype=object)
 
         def count(outcome):
             return np.bincount(a_job[a_outcome == outcome], minlength=n)
@@ -108,7 +116,7 @@ class SimResult:
             user=c["user"][order], account=c["account"][order], cpu_util=c["cpu_util"][order],
             gpu_util=c["gpu_util"][order], resumable=c["resumable"][order], mem_peak=c["mem_peak"][order] * c["nodes"][order],
             a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,
-            a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead,
+            a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead, a_nodes=a_nodes,
             capacity=ctx.sim.cluster.capacity(), passes=ctx.passes, wall_s=wall_s,
         )
 

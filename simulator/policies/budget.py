@@ -5,7 +5,7 @@ cluster's GPU-seconds over the last ``window_s`` (default 7 days).  Jobs fall in
 scheduled in this order (then by queue time and job number) with EASY backfill:
 
 0. budgeted jobs of projects that have used less than their entitlement in the window;
-1. budgeted jobs of projects at or over it (they wait with reason ``budget`` when they cannot start);
+1. budgeted jobs of projects at or over it, or with no share (they wait with reason ``budget`` when they cannot start);
 2. jobs whose declared minimum runtime is 0: they run on spare capacity, use no budget and may be
    preempted at any time.
 
@@ -61,7 +61,8 @@ class Budget:
     def job_class(self, ctx, i: int) -> int:
         if ctx.min_runtime[i] == 0:
             return SPARE
-        return OVER if ctx.account[i] in self.over else UNDER
+        account = ctx.account[i]
+        return OVER if account in self.over or account not in self.entitled else UNDER
 
     def preemptible(self, ctx, i: int, now: float) -> bool:
         m = ctx.min_runtime[i]
@@ -74,7 +75,7 @@ class Budget:
         lo = now - self.window_s
         log = ctx.log
         for k in range(self.log_seen, len(log)):
-            i, _, start, end, _, _, _, gpus, _ = log[k]
+            i, _, start, end, _, _, _, gpus = log[k][:8]
             if gpus and not self.spare(ctx, i):
                 self.ended.setdefault(ctx.account[i], deque()).append((start, end, gpus))
         self.log_seen = len(log)
