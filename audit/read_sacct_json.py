@@ -70,6 +70,9 @@ from .units import expand_index_ranges
 
 MIB = 1024**2
 RAW_LIMIT = 2000
+#: bounds that keep values inside nanosecond timestamps and Int64 columns
+MAX_EPOCH = 2**33  # year 2242
+MAX_INT = 2**62
 #: Slurm's "not set" and "unlimited" sentinels in plain-integer parser versions
 NO_VAL = {4294967294, 18446744073709551614}
 INFINITE = {4294967295, 18446744073709551615}
@@ -173,6 +176,8 @@ def cpu_seconds(t: dict, key: str, field: str) -> float | None:
 def epoch(v, field: str) -> float | None:
     """Epoch seconds; 0 means unknown."""
     t = value(v, field)
+    if t and not 0 < t < MAX_EPOCH:
+        raise RecordError(field, f"out of range: {t!r}")
     return t if t else None
 
 
@@ -301,8 +306,8 @@ def job_fields(rec) -> dict:
     jid = rec["job_id"]
     if isinstance(jid, str) and jid.strip().isdigit():
         jid = int(jid)
-    if isinstance(jid, bool) or not isinstance(jid, int) or jid <= 0:
-        raise RecordError("job_id", f"not a positive integer: {_short(rec['job_id'])}")
+    if isinstance(jid, bool) or not isinstance(jid, int) or not 0 < jid < 2**32:
+        raise RecordError("job_id", f"not a positive 32-bit integer: {_short(rec['job_id'])}")
     t = obj(rec.get("time"), "time")
     limit, limit_inf = number(t.get("limit"), "time.limit")
     array = obj(rec.get("array"), "array")
@@ -420,14 +425,45 @@ def read_sacct_json(path, *, cluster: str | None = None) -> ReadResult:
         ledger.used += 1
         for k, step in enumerate(raw_steps or []):
             try:
-                steps.append({"parent": parent, **step_fields(step, f"steps[{k}]")})
+                steps.append({"parent": parent, "index": k, **step_fields(step, f"steps[{k}]")})
             except RecordError as exc:
                 record_quarantine(ledger, quarantine, line, exc.field, exc.reason, raw_json(step))
                 continue
             ledger.folded += 1
-    frame = _canonical(pd.DataFrame(flats), pd.DataFrame(steps), name, cluster, quarantine)
+    flats, steps = pd.DataFrame(flats), pd.DataFrame(steps)
+    while True:
+        frame, out_of_range, js_errors = _canonical(flats, steps, name, cluster)
+        if not out_of_range:
+            break
+        flats, steps = _drop_out_of_range(flats, steps, out_of_range, jobs, ledger, quarantine)
+    for pos, error in js_errors:
+        quarantine.add(name, int(flats["line"].iat[pos]), "comment.administrator", f"jobstats {error}",
+                       str(flats["admin_comment"].iat[pos])[:RAW_LIMIT])
     ledger.jobs_emitted = len(frame)
     return ReadResult(jobs=frame, ledger=ledger, quarantine=quarantine)
+
+
+def _drop_out_of_range(flats, steps, out_of_range, jobs, ledger, quarantine):
+    """Quarantine job records whose derived values overflow the canonical columns, with their steps."""
+    drop = dict(out_of_range)
+    for pos, column in drop.items():
+        line = int(flats["line"].iat[pos])
+        rec = jobs[line - 1]
+        reason = f"value out of range for {column}"
+        record_quarantine(ledger, quarantine, line, column, reason, raw_json(rec))
+        ledger.used -= 1
+        mine = steps[steps["parent"] == pos] if not steps.empty else steps
+        for k in (mine["index"] if not mine.empty else []):
+            record_quarantine(ledger, quarantine, line, f"steps[{k}]", f"job record quarantined: {column}: {reason}",
+                              raw_json(rec["steps"][k]))
+            ledger.folded -= 1
+    keep = ~np.isin(np.arange(len(flats)), list(drop))
+    remap = np.cumsum(keep) - 1
+    flats = flats[keep].reset_index(drop=True)
+    if not steps.empty:
+        steps = steps[keep[steps["parent"].to_numpy()]].copy()
+        steps["parent"] = remap[steps["parent"].to_numpy()]
+    return flats, steps
 
 
 # ---------------------------------------------------------------- vectorised assembly
@@ -460,6 +496,11 @@ def _fold_steps(n: int, steps: pd.DataFrame) -> pd.DataFrame:
 
 
 def _resources(df: pd.DataFrame) -> dict:
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow → inf, quarantined by _out_of_range
+        return _resources_unchecked(df)
+
+
+def _resources_unchecked(df: pd.DataFrame) -> dict:
     req_cpus = _first(_num(df, "req_cpus_field"), _num(df, "tres_requested_cpu"))
     alloc_nodes = _first(_num(df, "tres_allocated_node"),
                          np.where(df["tres_allocated_present"].to_numpy(bool), np.nan, _num(df, "alloc_nodes_field")))
@@ -472,7 +513,6 @@ def _resources(df: pd.DataFrame) -> dict:
         "req_cpus": req_cpus,
         "req_nodes": req_nodes,
         "req_mem_bytes": req_mem,
-        "req_mem_from_required": from_required * MIB,
         "req_gpus": _num(df, "tres_requested_gpus"),
         "alloc_cpus": _num(df, "tres_allocated_cpu"),
         "alloc_nodes": alloc_nodes,
@@ -504,10 +544,11 @@ def _ints(a) -> pd.Series:
     return pd.Series(pd.array(np.where(np.isnan(a), None, np.round(a)).tolist(), dtype="Int64"))
 
 
-def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | None,
-               quarantine: Quarantine) -> pd.DataFrame:
+def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | None):
+    """Flat job fields + step figures → (canonical frame, [(job position, column out of range)],
+    [(job position, jobstats error)])."""
     if df.empty:
-        return conform(pd.DataFrame({"source": pd.Series([], dtype="string")}))
+        return conform(pd.DataFrame({"source": pd.Series([], dtype="string")})), [], []
     n = len(df)
     folded = _fold_steps(n, steps)
     res = _resources(df)
@@ -525,7 +566,7 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     mem = np.where(pending, np.nan, folded["step_mem"].to_numpy(dtype="float64"))
 
     js = decode_jobstats(df["admin_comment"])
-    _quarantine_jobstats(js, df, name, quarantine)
+    js_errors = [(int(i), str(js["error"].iat[i])) for i in np.flatnonzero(js["error"].notna().to_numpy())]
     js_cpu = js["cpu_used_s"].to_numpy(dtype="float64", na_value=np.nan)
     js_mem = js["mem_peak_bytes"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
     use_js = js["has_data"].to_numpy(dtype=bool)
@@ -555,6 +596,16 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     task = _num(df, "array_task_id")
     het = _num(df, "het_job_id")
     off = _num(df, "het_job_offset")
+    limit_s = _num(df, "limit_min") * 60
+    exit_code, signal = _num(df, "exit_code"), _num(df, "signal")
+    checked = {"elapsed_s": elapsed, "time_limit_s": limit_s, "exit_code": exit_code, "signal": signal,
+               "array_job_id": arr, "array_task_id": task, "het_job_id": het, "het_job_offset": off,
+               "mem_peak_bytes": mem, "cpu_used_s": cpu,
+               **{k: res[k] for k in ("req_nodes", "req_cpus", "req_mem_bytes", "req_gpus", "alloc_nodes",
+                                      "alloc_cpus", "alloc_mem_bytes", "alloc_gpus")}}
+    out_of_range = _out_of_range(checked)
+    if out_of_range:
+        return None, out_of_range, js_errors
     is_task = ~np.isnan(arr) & ~np.isnan(task)
     is_het = ~np.isnan(het) & ~np.isnan(off)
     display = np.where(is_task, _join(arr, "_", task), np.where(is_het, _join(het, "+", off), jid))
@@ -579,10 +630,10 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
         "start_time": _utc(start),
         "end_time": _utc(end),
         "elapsed_s": _ints(elapsed),
-        "time_limit_s": _ints(_num(df, "limit_min") * 60),
+        "time_limit_s": _ints(limit_s),
         "state": pd.array(state.tolist(), dtype="string"),
-        "exit_code": _ints(_num(df, "exit_code")),
-        "signal": _ints(_num(df, "signal")),
+        "exit_code": _ints(exit_code),
+        "signal": _ints(signal),
         "req_nodes": _ints(res["req_nodes"]),
         "req_cpus": _ints(res["req_cpus"]),
         "req_mem_bytes": _ints(res["req_mem_bytes"]),
@@ -602,7 +653,17 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     if cluster and out["cluster"].isna().any():
         out["cluster"] = out["cluster"].fillna(cluster)
     rng = df["array_range"].where(~is_task & ~np.isnan(arr), None)
-    return conform(_expand_ranges(out, rng.reset_index(drop=True)))
+    return conform(_expand_ranges(out, rng.reset_index(drop=True))), [], js_errors
+
+
+def _out_of_range(arrays: dict) -> list[tuple[int, str]]:
+    """(position, first column) of jobs with a value no Int64 column (or sane figure) can hold."""
+    found: dict[int, str] = {}
+    for column, a in arrays.items():
+        a = np.asarray(a, dtype="float64")
+        for pos in np.flatnonzero(~np.isnan(a) & ~(np.abs(a) < MAX_INT)):
+            found.setdefault(int(pos), column)
+    return sorted(found.items())
 
 
 def _join(a: np.ndarray, sep: str, b: np.ndarray) -> np.ndarray:
@@ -633,10 +694,3 @@ def _task_list(r) -> list:
         return expand_index_ranges(r.strip("[]")) or [None]
     except ValueError:
         return [None]
-
-
-def _quarantine_jobstats(js: pd.DataFrame, df: pd.DataFrame, name: str, quarantine: Quarantine) -> None:
-    bad = js["error"].notna().to_numpy()
-    for i in np.flatnonzero(bad):
-        quarantine.add(name, int(df["line"].iat[i]), "comment.administrator", f"jobstats {js['error'].iat[i]}",
-                       str(df["admin_comment"].iat[i])[:RAW_LIMIT])

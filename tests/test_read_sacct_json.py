@@ -412,6 +412,20 @@ def test_corrupt_records_are_quarantined_with_field_and_index(tmp_path):
     assert res.jobs.set_index("job_id").loc["5", "mem_peak_bytes"] == GIB
 
 
+def test_values_beyond_the_columns_are_quarantined_with_their_steps(tmp_path):
+    huge = v38_job(job_id=9, tres={"allocated": [_t("cpu", 8), _t("mem", 2**60)], "requested": []})
+    late = v38_job(job_id=10)
+    late["time"] = {**late["time"], "end": 2**40}
+    res = _read(tmp_path, [v38_job(job_id=8), huge, late])
+    assert list(res.jobs["job_id"]) == ["8"]
+    rows = [(r[1], r[2], r[3]) for r in res.quarantine.rows]
+    assert rows[0] == (3, "time.end", f"out of range: {2**40}")
+    assert (2, "alloc_mem_bytes", "value out of range for alloc_mem_bytes") in rows
+    assert sum(1 for r in rows if r[0] == 2) == 3  # the job and its two steps
+    led = res.ledger
+    assert (led.read, led.used, led.folded, led.quarantined) == (9, 1, 2, 6) and led.balanced
+
+
 def test_not_json_and_no_jobs_array_name_the_file(tmp_path):
     p = tmp_path / "broken.json"
     p.write_text('{"jobs": [ {"job_id": 1,')
@@ -442,3 +456,54 @@ def test_gzip_input_and_empty_jobs(tmp_path):
 def test_cluster_fallback(tmp_path):
     res = _read(tmp_path, [v38_job(cluster=None)])
     assert res.jobs["cluster"].iloc[0] == "fallback"
+
+
+# ---------------------------------------------------------------- property: damaged records never stop the run
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(v, prefix=()):
+    yield prefix
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _paths(x, prefix + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _paths(x, prefix + (i,))
+
+
+def _replace(v, path, new):
+    if not path:
+        return new
+    v = copy.copy(v)
+    v[path[0]] = _replace(v[path[0]], path[1:], new)
+    return v
+
+
+_TEMPLATE = v38_job()
+_ALL_PATHS = list(_paths(_TEMPLATE))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(_ALL_PATHS), _json_values), min_size=1, max_size=3))
+def test_damaged_records_are_accounted_for(tmp_path, damage):
+    rec = _TEMPLATE
+    for path, new in damage:
+        try:
+            rec = _replace(rec, path, new)
+        except (KeyError, IndexError, TypeError):
+            continue
+    res = _read(tmp_path, [v38_job(job_id=7), rec])
+    led = res.ledger
+    assert led.balanced
+    assert led.used >= 1 and "7" in set(res.jobs["job_id"])
+    assert led.quarantined == sum(1 for r in res.quarantine.rows if not r[3].startswith("jobstats "))
+    assert list(res.jobs.columns) == list(JOB_COLUMNS)
