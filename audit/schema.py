@@ -87,7 +87,6 @@ CAVEATS = {
     "swf_cpu_time_total": "SWF field 6 looks like total rather than per-processor CPU time",
     "swf_no_start_time": "the SWF header gives no UnixStartTime: times are offsets from 1970-01-01 UTC",
     "jobstats": "usage taken from a jobstats AdminComment summary",
-    "mem_peak_from_steps_concurrent": "steps overlapped in time: peak memory summed over concurrent steps",
 }
 
 
