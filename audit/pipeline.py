@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
@@ -27,7 +27,7 @@ class AuditResult:
 def generated_at() -> str:
     """Now in UTC, or ``SOURCE_DATE_EPOCH`` when set (for byte-identical reruns)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    now = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    now = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     return now.replace(microsecond=0).isoformat()
 
 
@@ -44,7 +44,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
-        dict(zip(("file", "line", "field", "reason", "raw"), row)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
+        dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
     ]
     context = build_context(summary, ledger, eff, {"generated_at": generated_at(), "version": __version__})
     written = render_report(context, out)

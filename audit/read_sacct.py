@@ -52,7 +52,6 @@ def _col(split, name) -> pa.Array | None:
 
 def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFrame:
     cols = split.columns
-    n = len(split.line_no)
     ids = pc.extract_regex(pc.utf8_trim_whitespace(cols["JobID"]), _JOBID)
     id_ok = np.asarray(pc.is_valid(ids), dtype=bool)
     step = _str_np(pc.struct_field(ids, "step"))
@@ -60,7 +59,6 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     is_job = id_ok & ~is_step
     job_key = _str_np(pc.replace_substring_regex(pc.utf8_trim_whitespace(cols["JobID"]), r"\..*$", ""))
 
-    bad_masks: list[tuple[str, np.ndarray]] = [("JobID", ~id_ok)]
     jidx = np.flatnonzero(is_job)
     sidx = np.flatnonzero(is_step)
 
