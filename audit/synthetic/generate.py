@@ -1,0 +1,253 @@
+"""The orchestrator: sample the workload, place it, derive steps and telemetry, write every file."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from .cluster import compress_hostlist, load_cluster
+from .corrupt import corrupt_lines
+from .ids import job_ids
+from .jobstats_comments import admin_comments
+from .load import calibrate
+from .placement import Placer
+from .profile import load_profile
+from .sacct_records import build_sacct_lines, node_lists
+from .sacct_text import HEADER
+from .steps import build_steps
+from .telemetry import TelemetryModel, expand_holds, run_telemetry
+from .truth import job_truth_frame, truth_totals
+from .workload import sample_jobs
+
+
+def _epoch(text: str) -> int:
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp())
+
+
+def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None, profile=None, seed: int = 1,
+             corrupt: int = 0, telemetry_interval_s: int | None = None, write_telemetry: bool = True) -> list[Path]:
+    """Write ``sacct.txt``, ``telemetry/``, ``cluster.toml``, ``truth.json`` and ``truth_jobs.csv`` into ``out``.
+
+    ``telemetry_interval_s`` overrides the profile's sample interval; ``write_telemetry=False`` still
+    computes the per-job GPU truth on that grid but writes no telemetry files.  Returns the files written.
+    """
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if days <= 0:
+        raise ValueError(f"--days must be positive, got {days}")
+    if corrupt < 0:
+        raise ValueError(f"--corrupt must be 0 or more, got {corrupt}")
+    prof = load_profile(profile)
+    cluster = load_cluster(cluster_spec)
+    interval = int(telemetry_interval_s or prof["telemetry"]["interval_s"])
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng_work, rng_steps, rng_misc, rng_corrupt = (np.random.default_rng(s)
+                                                  for s in np.random.SeedSequence(seed).spawn(4))
+    t0 = _epoch(prof["window"]["start"])
+    span = float(days) * 86400.0
+    weekday0 = datetime.fromtimestamp(t0, UTC).weekday()
+
+    sampled = sample_jobs(rng_work, int(jobs), span, cluster, prof, weekday0)
+    j, pop = sampled["jobs"], sampled["pop"]
+    cal = calibrate(j, cluster, span, prof)
+    _derive(rng_misc, j, pop, cluster, prof, t0)
+
+    het_next = (j["sub_type"] == 2) & (j["task"] == 0)
+    placed = Placer(depth=prof["load"]["queue_depth"]).place(
+        cluster, j["submit"], j["elapsed_s"], j["partition"], j["nodes"], j["cpus_pn"], j["mem_pn_mib"], j["gpus_pn"],
+        j["exclusive"], j["pending_cancel"], het_next)
+    start = placed.start
+    st = build_steps(rng_steps, j, start)
+    ids = job_ids(j["sub"], j["sub_type"], j["task"])
+    nl = node_lists(j["n"], placed.alloc_row, placed.alloc_node, cluster.node_name, compress_hostlist)
+
+    written: list[Path] = []
+    tel_dir = out / "telemetry"
+    if write_telemetry:
+        tel_dir.mkdir(exist_ok=True)
+    holds = expand_holds(placed.alloc_row, placed.alloc_node, placed.alloc_gmask, start, j["elapsed_s"],
+                         int(cluster.node_gpus.max(initial=0)))
+    gpu_mem_mib = j["gpu_mem_gib"][holds.row] * 1024
+    model = TelemetryModel(j, holds, gpu_mem_mib, prof)
+    t_end = int(max(t0 + span, (start + j["elapsed_s"]).max(initial=t0) + 1))
+    t_end = t0 + int(np.ceil((t_end - t0) / 86400)) * 86400
+    hs = run_telemetry(cluster, holds, model, t0, t_end, interval, tel_dir if write_telemetry else None)
+    written += hs.files
+    gpu = _gpu_truth(j, holds, hs, model)
+    if write_telemetry:
+        written.append(_write_gpu_index(tel_dir / "gpu_index.csv", ids["job_id"], holds, cluster.node_name))
+
+    mem_peak_bytes = st["mem_peak_kib"] * 1024
+    ctx = {
+        "jobs": j, "steps": st, "ids": ids, "start": start, "cluster_name": cluster.name, "node_lists": nl,
+        "account_name": pop["account_name"], "user_name": pop["user_name"],
+        "partition_name": np.array([p.name for p in cluster.partitions], dtype=object),
+        "jobstats_short_s": prof["jobstats"]["short_s"], "node_name": cluster.node_name,
+        "row_nodes": _row_nodes(placed), "gpu_per_hold": gpu["per_row"], "cpu_used_ms": st["cpu_used_ms"],
+        "mem_peak_bytes": mem_peak_bytes, "gpu_mem_bytes": j["gpu_mem_gib"] * 2**30,
+    }
+    ctx["admin_comment"] = admin_comments(ctx)
+    lines, kinds = build_sacct_lines(ctx)
+    corrupted = corrupt_lines(rng_corrupt, lines, kinds, int(corrupt))
+    sacct = out / "sacct.txt"
+    sacct.write_text(HEADER + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    written.append(sacct)
+    if corrupted:
+        path = out / "corrupted_lines.csv"
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=["line", "kind", "field"])
+            w.writeheader()
+            w.writerows(corrupted)
+        written.append(path)
+
+    from .cluster import cluster_toml
+    ct = out / "cluster.toml"
+    ct.write_text(cluster_toml(cluster), encoding="utf-8")
+    written.append(ct)
+
+    started = start >= 0
+    el = np.where(started, j["elapsed_s"], 0)
+    alloc_gpus = j["gpus_pn"] * j["nodes"]
+    table = {
+        "job_id": ids["job_id"], "account": pop["account_name"][j["account"]],
+        "partition": np.array([p.name for p in cluster.partitions], dtype=object)[j["partition"]],
+        "state": j["state"], "start": np.where(started, start, -1), "end": np.where(started, start + el, -1),
+        "elapsed_s": el, "limit_s": j["limit_s"], "alloc_cpus": np.where(started, j["alloc_cpus"], 0),
+        "alloc_mem_bytes": np.where(started, st["alloc_mem_bytes"], 0), "alloc_gpus": np.where(started, alloc_gpus, 0),
+        "cpu_used_ms": st["cpu_used_ms"], "cpu_true_ms": st["cpu_true_ms"],
+        "mem_peak_bytes": np.where(started, mem_peak_bytes, 0), "gpu_util_mean": gpu["util_mean"],
+        "gpu_mem_peak_bytes": gpu["mem_peak_bytes"], "gpu_mem_max_per_gpu_bytes": gpu["mem_max_per_gpu_bytes"],
+        "gpu_samples": gpu["samples"], "jobstats": j["jobstats"] & started, "totalcpu_zero": j["totalcpu_zero"] & started,
+    }
+    frame = job_truth_frame(table)
+    frame_h = frame.assign(gpu_mem_alloc_bytes=table["alloc_gpus"] * j["gpu_mem_gib"] * 2**30)
+    extra = {
+        "generator": {"jobs": int(jobs), "days": float(days), "seed": int(seed), "corrupt": int(corrupt),
+                      "window_start": prof["window"]["start"], "window_end_epoch": int(t0 + span),
+                      "window_start_epoch": int(t0), "cluster": cluster.name, "telemetry_interval_s": interval,
+                      "telemetry_samples": int(hs.samples_total), "telemetry_written": bool(write_telemetry),
+                      "runtime_scale": {k: round(v, 6) for k, v in cal["scale"].items()},
+                      "offered_load": {k: round(v, 6) for k, v in cal["offered_load"].items()}},
+        "occupancy": _occupancy(j, start, cluster, t0, span),
+        "checks": _checks(frame, hs),
+        "sacct_lines": {"data": len(lines), "jobs": int(j["n"]), "steps": int(len(lines) - j["n"]),
+                        "corrupted": len(corrupted)},
+    }
+    truth = truth_totals(frame_h, extra)
+    tj = out / "truth.json"
+    tj.write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    written.append(tj)
+    tc = out / "truth_jobs.csv"
+    frame.to_csv(tc, index=False, lineterminator="\n")
+    written.append(tc)
+    return written
+
+
+def _derive(rng: np.random.Generator, j: dict, pop: dict, cluster, prof: dict, t0: int) -> None:
+    """Columns that follow from the sample and the cluster: absolute times, GPU type, who cancelled."""
+    j["submit"] = j["submit"] + t0
+    j["alloc_cpus"] = j["cpus_pn"] * j["nodes"]
+    gtype = {}
+    gmem = {}
+    for g in cluster.groups:
+        gtype.setdefault(g.partition, g.gpu_type)
+        gmem.setdefault(g.partition, g.gpu_mem_gib)
+    names = [p.name for p in cluster.partitions]
+    j["gpu_type"] = np.array([gtype[x] for x in names], dtype=object)[j["partition"]]
+    j["gpu_mem_gib"] = np.array([gmem[x] for x in names], dtype=np.int64)[j["partition"]]
+    j["untyped"] = (j["gpus_pn"] > 0) & (rng.random(j["n"]) < prof["gpu"]["untyped_request_share"])
+    admin = rng.random(j["n"]) < 0.1
+    j["cancel_uid"] = np.where(admin, 0, pop["uid"][j["user"]])
+
+
+def _row_nodes(placed) -> dict:
+    out: dict[int, list] = {}
+    for r, nd in zip(placed.alloc_row.tolist(), placed.alloc_node.tolist(), strict=True):
+        out.setdefault(r, []).append(nd)
+    return {r: sorted(v) for r, v in out.items()}
+
+
+def _gpu_truth(j: dict, holds, hs, model) -> dict:
+    """Per job: mean utilisation (0-1) and peak GPU memory from the samples; planted values where none fell."""
+    n = j["n"]
+    planted_util = (1.0 - model.zero) * model.level
+    util_h = np.where(hs.n > 0, hs.util_sum / np.maximum(hs.n, 1), planted_util)
+    fb_h = np.where(hs.n > 0, hs.fb_max_mib, np.round(model.peak_mib)).astype(np.int64) * 2**20
+    samples = np.bincount(holds.row, weights=hs.n, minlength=n).astype(np.int64)
+    usum = np.bincount(holds.row, weights=hs.util_sum, minlength=n)
+    held = np.bincount(holds.row, minlength=n)
+    psum = np.bincount(holds.row, weights=planted_util, minlength=n)
+    util = np.where(samples > 0, usum / np.maximum(samples, 1), psum / np.maximum(held, 1)) / 100.0
+    util = np.where(held > 0, util, np.nan)
+    mem_sum = np.bincount(holds.row, weights=fb_h, minlength=n).astype(np.int64)
+    mem_max = np.zeros(n, dtype=np.int64)
+    np.maximum.at(mem_max, holds.row, fb_h)
+    per_row: dict[int, list] = {}
+    for r, nd, gi, u, fb in zip(holds.row.tolist(), holds.node.tolist(), holds.gpu.tolist(), util_h.tolist(),
+                                fb_h.tolist(), strict=True):
+        per_row.setdefault(r, []).append((nd, gi, u, fb))
+    return {
+        "util_mean": util, "samples": samples,
+        "mem_peak_bytes": np.where(held > 0, mem_sum, -1), "mem_max_per_gpu_bytes": np.where(held > 0, mem_max, -1),
+        "per_row": per_row, "zero_samples": int(hs.zeros.sum()), "held_samples": int(hs.n.sum()),
+    }
+
+
+def _write_gpu_index(path: Path, job_id: np.ndarray, holds, node_name: np.ndarray) -> Path:
+    lines = ["job_id,node,gpu_index"]
+    lines += (job_id[holds.row] + "," + node_name[holds.node] + "," + holds.gpu.astype(str).astype(object)).tolist()
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _occupancy(j: dict, start: np.ndarray, cluster, t0: int, span: float) -> dict:
+    """Share of each partition's cores and GPUs allocated over the submission window."""
+    on = start >= 0
+    s = np.clip(start, t0, t0 + span)
+    e = np.clip(start + j["elapsed_s"], t0, t0 + span)
+    inside = np.where(on, e - s, 0)
+    out = {}
+    kinds: dict = {}
+    for i, p in enumerate(cluster.partitions):
+        cores, gpus = cluster.capacity(i)
+        m = j["partition"] == i
+        c_used = float((j["alloc_cpus"][m] * inside[m]).sum())
+        g_used = float((j["gpus_pn"][m] * j["nodes"][m] * inside[m]).sum())
+        out[p.name] = {"cores": round(c_used / (cores * span), 6)}
+        if gpus:
+            out[p.name]["gpus"] = round(g_used / (gpus * span), 6)
+        k = kinds.setdefault(p.kind, [0.0, 0.0, 0, 0])
+        k[0] += c_used
+        k[1] += g_used
+        k[2] += cores
+        k[3] += gpus
+    by_kind = {}
+    for kind, (cu, gu, cc, gc) in sorted(kinds.items()):
+        by_kind[kind] = round((gu / (gc * span)) if gc else (cu / (cc * span)), 6)
+    return {"by_partition": out, "by_kind": by_kind}
+
+
+def _checks(frame, hs) -> dict:
+    """The figures tests/test_generate.py compares with the profile's [checks] ranges."""
+    comp = frame[(frame["state"] == "COMPLETED") & (frame["elapsed_s"] >= 60)]
+    ran = frame[frame["elapsed_s"] > 0]
+    c = comp[comp["mem_peak_bytes"] > 0]
+    gpu = frame[frame["alloc_gpus"] > 0]
+    gpu_h = (gpu["alloc_gpus"] * gpu["elapsed_s"]).sum()
+    return {
+        "walltime_overrequest_median": round(float((comp["limit_s"] / comp["elapsed_s"]).median()), 6),
+        "memory_overrequest_median": round(float((c["alloc_mem_bytes"] / c["mem_peak_bytes"]).median()), 6),
+        "cpu_used_share": round(float(ran["cpu_used_s"].sum() / (ran["alloc_cpus"] * ran["elapsed_s"]).sum()), 6),
+        "gpu_used_share": round(float((gpu["alloc_gpus"] * gpu["elapsed_s"] * gpu["gpu_util_mean"]).sum() / gpu_h), 6)
+        if gpu_h else None,
+        "gpu_util_zero_share": round(float(hs.zeros.sum() / max(hs.n.sum(), 1)), 6),
+        "completed_share": round(float((frame["state"] == "COMPLETED").mean()), 6),
+    }
