@@ -74,6 +74,10 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
     # give rounding leftovers to the last step so the steps add up exactly
     left = srun_total_ms - np.bincount(sj, weights=s_ms, minlength=n).astype(np.int64)
     s_ms[last] += left[sj][last]
+    # sacct prints whole seconds from an hour up: keep such steps whole so the allocation line is their sum
+    s_ms = _printable(s_ms)
+    batch_ms = _printable(batch_ms)
+    srun_total_ms = np.bincount(sj, weights=s_ms, minlength=n).astype(np.int64)
     mpi = jobs["mpi"][sj]
     s_tasks = np.where(mpi, cpus[sj], nodes[sj])
     s_nodes = nodes[sj]
@@ -102,7 +106,7 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
         np.maximum.at(srun_peak, sj, s_total)
     peak_kib = ext_total + batch_rss + srun_peak
     return {
-        "cpu_used_ms": np.where(has_batch, batch_ms, 0) + ext_ms + srun_total_ms * (srun > 0),
+        "cpu_used_ms": np.where(has_batch, batch_ms, 0) + ext_ms + srun_total_ms,
         "cpu_true_ms": true_ms,
         "mem_peak_kib": peak_kib,
         "alloc_mem_bytes": mem["alloc_mem_bytes"],
@@ -112,3 +116,8 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
                  "nodes": s_nodes, "cpus": s_cpus, "ave_kib": per_task, "max_kib": s_max, "total_kib": s_total,
                  "last": last},
     }
+
+
+def _printable(ms: np.ndarray) -> np.ndarray:
+    """CPU times of an hour or more lose their milliseconds, as sacct prints them."""
+    return np.where(ms >= 3_600_000, ms // 1000 * 1000, ms)

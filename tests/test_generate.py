@@ -1,0 +1,347 @@
+"""The synthetic trace generator: determinism, real-format details, calibrated distributions, planted truth."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.synthetic import generate
+from audit.synthetic.cluster import compress_hostlist, load_cluster
+from audit.synthetic.profile import load_profile
+from audit.units import expand_hostlist, parse_reqmem
+from audit.units import parse_duration as _parse_duration
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_traces" / "week"
+WEEK_CLUSTER = ROOT / "sample_traces" / "week.cluster.toml"
+WEEK_PROFILE = ROOT / "sample_traces" / "week.profile.toml"
+#: the command recorded in sample_traces/README.md
+WEEK_ARGS = {"jobs": 2500, "days": 7.0, "cluster_spec": WEEK_CLUSTER, "profile": WEEK_PROFILE, "seed": 7}
+CHECKS = load_profile()["checks"]
+
+
+def parse_duration(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Durations as float seconds and a bad mask, both indexed like ``s``."""
+    val, bad = _parse_duration(s)
+    return (pd.Series(np.asarray(val, dtype="float64"), index=s.index),
+            pd.Series(np.asarray(bad, dtype=bool), index=s.index))
+
+
+def _files(d: Path) -> dict:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _sacct(d: Path) -> pd.DataFrame:
+    return pd.read_csv(d / "sacct.txt", sep="|", dtype=str, keep_default_na=False)
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("week")
+    generate(out, **WEEK_ARGS)
+    return out
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_same_seed_byte_identical_different_seed_differs(tmp_path):
+    args = {"jobs": 400, "days": 2.0, "cluster_spec": WEEK_CLUSTER, "profile": WEEK_PROFILE}
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    generate(a, seed=3, **args)
+    generate(b, seed=3, **args)
+    generate(c, seed=4, **args)
+    fa, fb, fc = _files(a), _files(b), _files(c)
+    assert fa.keys() == fb.keys() and all(fa[k] == fb[k] for k in fa)
+    assert fa["sacct.txt"] != fc["sacct.txt"]
+    assert fa["truth.json"] != fc["truth.json"]
+
+
+def test_committed_sample_is_what_the_readme_command_makes(week):
+    if not SAMPLE.exists():
+        pytest.skip("sample_traces/week not present")
+    assert _files(SAMPLE) == _files(week)
+    readme = (ROOT / "sample_traces" / "README.md").read_text()
+    assert "--jobs 2500 --days 7" in readme and "--seed 7" in readme
+
+
+def test_week_sample_is_small():
+    if not SAMPLE.exists():
+        pytest.skip("sample_traces/week not present")
+    total = sum(p.stat().st_size for p in SAMPLE.rglob("*") if p.is_file())
+    assert total < 6 * 2**20
+
+
+# ---------------------------------------------------------------- real formats
+
+
+def test_sacct_text_has_the_real_shapes(week):
+    df = _sacct(week)
+    header = (week / "sacct.txt").read_text().splitlines()[0]
+    assert header.startswith("JobID|JobIDRaw|Cluster|Partition|QOS|Account|") and header.endswith("JobName|AdminComment")
+    is_step = df["JobID"].str.contains(r"\.", regex=True)
+    jobs, steps = df[~is_step], df[is_step]
+    # every terminal state, CANCELLED with the uid that cancelled
+    states = set(jobs["State"].str.replace(r" by \d+$", "", regex=True))
+    assert {"COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "NODE_FAIL", "PREEMPTED"} <= states
+    assert jobs["State"].str.fullmatch(r"CANCELLED by \d+").any()
+    # step kinds and usage only on steps; MaxRSS empty on allocation lines
+    suffix = steps["JobID"].str.extract(r"\.(\w+)$")[0]
+    assert {"batch", "extern", "0", "1"} <= set(suffix)
+    assert (jobs["MaxRSS"] == "").all() and (steps["MaxRSS"].str.fullmatch(r"\d+K")).all()
+    # arrays (JobIDRaw differs from JobID) and het jobs
+    arr = jobs[jobs["JobID"].str.contains("_")]
+    assert len(arr) and (arr["JobID"] != arr["JobIDRaw"]).all()
+    assert jobs["JobID"].str.fullmatch(r"\d+\+0").any() and jobs["JobID"].str.fullmatch(r"\d+\+1").any()
+    # ReqMem in its three forms, all parseable
+    rm = parse_reqmem(jobs["ReqMem"])
+    assert not np.asarray(rm["bad"]).any() and {"c", "n", ""} <= set(pd.Series(rm["per"]).dropna())
+    # typed GPU TRES beside the plain count
+    assert jobs["AllocTRES"].str.contains(r"gres/gpu:a100=\d+,gres/gpu=\d+", regex=True).any()
+    # durations: TotalCPU both as MM:SS.mmm and as [D-]HH:MM:SS; none unparseable
+    assert jobs["TotalCPU"].str.fullmatch(r"\d\d:\d\d\.\d{3}").any()
+    assert jobs["TotalCPU"].str.fullmatch(r"(\d+-)?\d\d:\d\d:\d\d").any()
+    for col in ("Elapsed", "Timelimit", "TotalCPU"):
+        assert not parse_duration(df[col])[1].any(), col
+    # UTC ISO times
+    ran = jobs[jobs["Start"] != "None"]
+    assert ran["Start"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").all()
+    # jobstats summaries for a share of jobs
+    share = jobs["AdminComment"].str.startswith("JS1:").mean()
+    assert 0.2 < share < 0.4
+
+
+def test_allocation_totalcpu_is_the_sum_of_its_steps(week):
+    df = _sacct(week)
+    secs = parse_duration(df["TotalCPU"])[0].astype(float)
+    key = df["JobID"].str.replace(r"\.\w+$", "", regex=True)
+    is_step = df["JobID"].str.contains(r"\.", regex=True)
+    by_steps = secs[is_step].groupby(key[is_step]).sum()
+    on_job = pd.Series(secs[~is_step].to_numpy(), index=key[~is_step])
+    joined = on_job.loc[by_steps.index]
+    # sacct prints whole seconds above an hour: allow one second per job
+    assert np.all(np.abs(joined.to_numpy() - by_steps.to_numpy()) <= 1.0 + 1e-6)
+
+
+def test_node_lists_match_the_written_cluster_shape(week):
+    df = _sacct(week)
+    cluster = load_cluster(week / "cluster.toml")
+    known = set(cluster.node_name.tolist())
+    lists = df.loc[df["NodeList"] != "None assigned", "NodeList"].drop_duplicates()
+    names = {n for nl in lists for n in expand_hostlist(nl)}
+    assert names <= known
+    jobs = df[~df["JobID"].str.contains(r"\.", regex=True) & (df["NodeList"] != "None assigned")]
+    counts = jobs["NodeList"].map(lambda s: len(expand_hostlist(s)))
+    assert (counts == jobs["NNodes"].astype(int)).all()
+
+
+def test_hostlist_compression_hand_case():
+    assert compress_hostlist(["cn003", "cn001", "cn002", "cn007", "gh001"]) == "cn[001-003,007],gh001"
+    assert expand_hostlist(compress_hostlist(["a01", "a02", "a05"])) == ["a01", "a02", "a05"]
+
+
+def test_gpu_index_record_and_idle_gpus_report(week):
+    idx = pd.read_csv(week / "telemetry" / "gpu_index.csv", dtype={"gpu_index": int})
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    gpu_jobs = truth[truth["alloc_gpus"] > 0]
+    held = idx.groupby("job_id").size()
+    assert (held.reindex(gpu_jobs["job_id"]).to_numpy() == gpu_jobs["alloc_gpus"].to_numpy()).all()
+    files = sorted((week / "telemetry").glob("DCGM_FI_DEV_GPU_UTIL_*.json"))
+    doc = json.loads(files[0].read_text())
+    assert doc["status"] == "success" and doc["data"]["resultType"] == "matrix"
+    cluster = load_cluster(week / "cluster.toml")
+    result = doc["data"]["result"]
+    assert len(result) == int(cluster.node_gpus.sum())  # every GPU reports, held or not
+    m = result[0]["metric"]
+    assert {"Hostname", "gpu", "UUID", "modelName"} <= set(m) and m["UUID"].startswith("GPU-")
+
+
+def _util_samples(week: Path) -> pd.DataFrame:
+    rows = []
+    for f in sorted((week / "telemetry").glob("DCGM_FI_DEV_GPU_UTIL_*.json")):
+        for series in json.loads(f.read_text())["data"]["result"]:
+            v = np.array(series["values"], dtype=object)
+            rows.append(pd.DataFrame({"node": series["metric"]["Hostname"], "gpu_index": int(series["metric"]["gpu"]),
+                                      "t": v[:, 0].astype(np.int64), "util": v[:, 1].astype(float)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_telemetry_joined_by_node_gpu_time_reproduces_per_job_truth(week):
+    """The written DCGM series, joined to jobs by node + GPU index + [start, end), give truth_jobs' means."""
+    s = _util_samples(week)
+    idx = pd.read_csv(week / "telemetry" / "gpu_index.csv")
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    holds = idx.merge(truth[["job_id", "start", "end", "gpu_util_mean", "gpu_samples"]], on="job_id")
+    j = s.merge(holds, on=["node", "gpu_index"])
+    j = j[(j["t"] >= j["start"]) & (j["t"] < j["end"])]
+    got = j.groupby("job_id").agg(util=("util", "mean"), n=("util", "size"))
+    ref = truth.set_index("job_id").loc[got.index]
+    assert (got["n"] == ref["gpu_samples"]).all()
+    assert np.allclose(got["util"] / 100.0, ref["gpu_util_mean"], atol=1e-6)
+    # samples outside every job are idle
+    held_keys = set(zip(j["node"], j["gpu_index"], j["t"], strict=True))
+    free = s[[k not in held_keys for k in zip(s["node"], s["gpu_index"], s["t"], strict=True)]]
+    assert (free["util"] == 0).all()
+
+
+# ---------------------------------------------------------------- calibrated distributions
+
+
+def _in(value: float, rng_: list) -> bool:
+    return rng_[0] <= value <= rng_[1]
+
+
+def test_request_use_ratios_and_state_shares_land_in_profile_ranges(week):
+    df = _sacct(week)
+    jobs = df[~df["JobID"].str.contains(r"\.", regex=True)]
+    el = parse_duration(jobs["Elapsed"])[0].astype(float)
+    lim = parse_duration(jobs["Timelimit"])[0].astype(float)
+    done = (jobs["State"] == "COMPLETED") & (el >= 60)
+    ratio = float((lim[done] / el[done]).median())
+    assert _in(ratio, CHECKS["walltime_overrequest_median"]), ratio
+    completed = float((jobs["State"] == "COMPLETED").mean())
+    assert _in(completed, CHECKS["completed_share"]), completed
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    c = truth[(truth["state"] == "COMPLETED") & (truth["mem_peak_bytes"] > 0)]
+    mem_ratio = float((c["alloc_mem_bytes"] / c["mem_peak_bytes"]).median())
+    assert _in(mem_ratio, CHECKS["memory_overrequest_median"]), mem_ratio
+    ran = truth[truth["elapsed_s"] > 0]
+    used = float(ran["cpu_true_s"].sum() / (ran["alloc_cpus"] * ran["elapsed_s"]).sum())
+    assert _in(used, CHECKS["cpu_used_share"]), used
+    # requests cluster on round values: the top 6 limits hold most jobs
+    top = jobs["Timelimit"].value_counts(normalize=True).head(6).sum()
+    assert top > 0.5
+
+
+def test_gpu_utilisation_is_low_and_bimodal(week):
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    g = truth[truth["alloc_gpus"] > 0]
+    low, high = (g["gpu_util_mean"] < 0.10).mean(), (g["gpu_util_mean"] > 0.50).mean()
+    assert low > 0.3 and high > 0.25          # two modes
+    mid = ((g["gpu_util_mean"] > 0.3) & (g["gpu_util_mean"] < 0.5)).mean()
+    assert mid < min(low, high)
+    used = float((g["alloc_gpus"] * g["elapsed_s"] * g["gpu_util_mean"]).sum() / (g["alloc_gpus"] * g["elapsed_s"]).sum())
+    assert _in(used, CHECKS["gpu_used_share"]), used
+    t = json.loads((week / "truth.json").read_text())
+    assert _in(t["checks"]["gpu_util_zero_share"], CHECKS["gpu_util_zero_share"])
+
+
+def test_occupancy_of_cpu_and_gpu_partitions_in_range(week):
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    spec = tomllib.loads((week / "cluster.toml").read_text())
+    meta = json.loads((week / "truth.json").read_text())["generator"]
+    t0, t1 = meta["window_start_epoch"], meta["window_end_epoch"]
+    kind = {p["name"]: p["kind"] for p in spec["partitions"]}
+    cap_c, cap_g = {}, {}
+    for g in spec["node_groups"]:
+        k = kind[g["partition"]]
+        cap_c[k] = cap_c.get(k, 0) + g["count"] * g["cpus"]
+        cap_g[k] = cap_g.get(k, 0) + g["count"] * g["gpus"]
+    ran = truth[truth["start"] >= 0]
+    inside = (np.minimum(ran["end"], t1) - np.maximum(ran["start"], t0)).clip(lower=0)
+    k = ran["partition"].map(kind)
+    cpu = float((ran["alloc_cpus"] * inside)[k == "cpu"].sum() / (cap_c["cpu"] * (t1 - t0)))
+    gpu = float((ran["alloc_gpus"] * inside)[k == "gpu"].sum() / (cap_g["gpu"] * (t1 - t0)))
+    assert _in(cpu, CHECKS["occupancy"]), cpu
+    assert _in(gpu, CHECKS["occupancy"]), gpu
+    # queues form: some jobs wait
+    df = _sacct(week)
+    jobs = df[~df["JobID"].str.contains(r"\.", regex=True) & (df["Start"] != "None")]
+    wait = pd.to_datetime(jobs["Start"]) - pd.to_datetime(jobs["Submit"])
+    assert (wait > pd.Timedelta(minutes=30)).mean() > 0.05
+
+
+# ---------------------------------------------------------------- planted truth
+
+
+def test_jobstats_summaries_carry_the_planted_use(week):
+    from audit.jobstats import parse_jobstats, summarise
+
+    df = _sacct(week)
+    jobs = df[df["AdminComment"].str.startswith("JS1:") & (df["AdminComment"] != "JS1:Short")]
+    truth = pd.read_csv(week / "truth_jobs.csv").set_index("job_id")
+    for _, row in jobs.head(200).iterrows():
+        s = summarise(parse_jobstats(row["AdminComment"]))
+        t = truth.loc[row["JobID"]]
+        assert s["mem_peak_bytes"] == t["mem_peak_bytes"]
+        assert abs(s["cpu_used_s"] - t["cpu_used_s"]) < 0.01 * len(expand_hostlist(row["NodeList"]))
+
+
+def test_truth_totals_are_the_sum_of_truth_jobs(week):
+    t = json.loads((week / "truth.json").read_text())
+    jobs = pd.read_csv(week / "truth_jobs.csv")
+    assert t["totals"]["jobs"] == len(jobs) == WEEK_ARGS["jobs"]
+    core = (jobs["alloc_cpus"] * jobs["elapsed_s"]).sum() / 3600
+    assert t["totals"]["core_hours_alloc"] == pytest.approx(core, rel=1e-9)
+    acc = sum(a["core_hours_alloc"] for a in t["per_account"].values())
+    assert acc == pytest.approx(core, rel=1e-9)
+    failed = jobs[jobs["state"] == "TIMEOUT"]
+    assert t["failed_hours_by_state"]["TIMEOUT"] == pytest.approx(
+        (failed["alloc_cpus"] * failed["elapsed_s"]).sum() / 3600, rel=1e-9)
+
+
+def test_ingests_balanced_and_matches_truth(week):
+    read_sacct = pytest.importorskip("audit.read_sacct").read_sacct
+    r = read_sacct(week / "sacct.txt")
+    assert r.ledger.balanced and r.ledger.quarantined == 0 and len(r.quarantine) == 0
+    j = r.jobs
+    truth = json.loads((week / "truth.json").read_text())["totals"]
+    el = j["elapsed_s"].astype("float64").fillna(0)
+    ours = {
+        "core_hours_alloc": (j["alloc_cpus"].astype("float64") * el).sum() / 3600,
+        "core_hours_used": j["cpu_used_s"].astype("float64").fillna(0).sum() / 3600,
+        "mem_gib_hours_alloc": (j["alloc_mem_bytes"].astype("float64") * el).sum() / 2**30 / 3600,
+        "mem_gib_hours_peak": (j["mem_peak_bytes"].astype("float64").fillna(0) * el).sum() / 2**30 / 3600,
+        "gpu_hours_alloc": (j["alloc_gpus"].astype("float64").fillna(0) * el).sum() / 3600,
+    }
+    for key, value in ours.items():
+        assert value == pytest.approx(truth[key], rel=0.005), key
+
+
+def test_corrupted_lines_all_land_in_quarantine(tmp_path):
+    read_sacct = pytest.importorskip("audit.read_sacct").read_sacct
+    out = tmp_path / "c"
+    generate(out, jobs=500, days=2.0, cluster_spec=WEEK_CLUSTER, profile=WEEK_PROFILE, seed=5, corrupt=17)
+    listed = pd.read_csv(out / "corrupted_lines.csv")
+    assert len(listed) == 17 and listed["line"].is_unique
+    assert set(listed["kind"]) == {"truncated", "bad_duration", "bad_memory_unit", "wrong_field_count"}
+    r = read_sacct(out / "sacct.txt")
+    assert r.ledger.balanced and r.ledger.quarantined == 17
+    assert sorted(row[1] for row in r.quarantine.rows) == sorted(listed["line"])
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def test_profile_override_and_validation(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text("[telemetry]\ninterval_s = 60\n")
+    assert load_profile(p)["telemetry"]["interval_s"] == 60
+    p.write_text("[telemetry]\nintervall_s = 60\n")
+    with pytest.raises(ValueError, match=r"p\.toml: unknown profile key 'telemetry\.intervall_s'"):
+        load_profile(p)
+    p.write_text("[states]\nCOMPLETED = 0.9\n")
+    with pytest.raises(ValueError, match="states shares must sum to 1"):
+        load_profile(p)
+    p.write_text("[cpu]\ncores_weights = [1.0]\n")
+    with pytest.raises(ValueError, match="cpu.cores and cpu.cores_weights"):
+        load_profile(p)
+
+
+def test_cluster_validation(tmp_path):
+    c = tmp_path / "c.toml"
+    c.write_text('[[partitions]]\nname = "a"\nkind = "cpu"\nmax_time = "1-00:00:00"\n'
+                 '[[node_groups]]\nname = "x"\npartition = "b"\ncount = 2\ncpus = 4\nmem_gib = 8\n')
+    with pytest.raises(ValueError, match=r"node_groups\[0\]: partition 'b' is not declared"):
+        load_cluster(c)
+
+
+def test_default_profile_cites_its_sources():
+    text = (ROOT / "audit" / "synthetic" / "profile.toml").read_text()
+    for needle in ("KTH-SP2", "HPC2N", "GenTD26", "measured", "chosen"):
+        assert needle in text
