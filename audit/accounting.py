@@ -1,15 +1,8 @@
-"""Headline accounting: allocated vs used core-hours, memory GiB-hours and GPU-hours.
+"""Headline accounting: allocated vs used core-hours, memory GiB-hours, GPU-hours, failed work and dollars.
 
-Definitions (docs/glossary.md, "Headline figures"):
-
-* ``core_hours_alloc`` = Σ alloc_cpus × elapsed_s / 3600 over all jobs;
-  ``core_hours_used`` = Σ cpu_used_s / 3600 over jobs whose CPU use is known;
-  ``cpu_efficiency`` = used / allocated over those same jobs only.
-* ``mem_gib_hours_alloc`` = Σ alloc_mem_bytes (request when unknown) × elapsed_s / 2**30 / 3600;
-  ``mem_gib_hours_peak`` = Σ mem_peak_bytes × elapsed_s / 2**30 / 3600 over jobs with a known peak
-  (peak held for the whole run: an upper bound on memory used); ``mem_efficiency`` over those jobs.
-* ``gpu_hours_alloc`` = Σ alloc_gpus × elapsed_s / 3600;
-  ``gpu_hours_used`` = Σ alloc_gpus × gpu_util_mean × elapsed_s / 3600 over jobs with known GPU use.
+Every figure is a sum over the per-job rows of ``waste.parquet`` (:mod:`audit.waste`); the definitions
+are in docs/glossary.md ("Headline figures").  Figures of use cover only the jobs whose use is known;
+each ``*_efficiency`` is used / allocated over those same jobs, and each ``jobs_with_*_usage`` says how many.
 """
 
 from __future__ import annotations
@@ -17,60 +10,87 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-GiB = 2**30
+from .failed import failed_totals
+from .waste import per_job_waste
 
-
-def _f(s: pd.Series) -> np.ndarray:
-    return s.astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
-
-
-def _ratio(a: float, b: float):
-    return float(a / b) if b > 0 else None
+H = 3600.0
+GiB_H = 2**30 * 3600.0
 
 
 def _known_sum(values: np.ndarray, known: np.ndarray):
     """Sum over the jobs whose use is known; None (unknown, not zero) when no job's use is known."""
-    return float(values[known].sum()) if known.any() else None
+    return float(np.asarray(values, float)[known].sum()) if known.any() else None
 
 
-def headline(jobs: pd.DataFrame) -> dict:
-    """The summary figures of a canonical job table (plain floats and ints, JSON-ready)."""
-    elapsed = np.nan_to_num(_f(jobs["elapsed_s"]))
-    cav = jobs["caveats"].fillna("").astype(str)
-    cpus = np.nan_to_num(_f(jobs["alloc_cpus"]))
-    cpu_used = _f(jobs["cpu_used_s"])
-    cpu_used = np.where(cav.str.contains("totalcpu_zero", regex=False).to_numpy(), np.nan, cpu_used)
-    cpu_known = ~np.isnan(cpu_used)
-    core_alloc = cpus * elapsed / 3600
-    mem = _f(jobs["alloc_mem_bytes"])
-    mem = np.nan_to_num(np.where(np.isnan(mem), _f(jobs["req_mem_bytes"]), mem))
-    mem_alloc = mem * elapsed / GiB / 3600
-    peak = _f(jobs["mem_peak_bytes"])
-    peak_known = ~np.isnan(peak)
-    mem_peak = np.nan_to_num(peak) * elapsed / GiB / 3600
-    gpus = np.nan_to_num(_f(jobs["alloc_gpus"]))
-    util = _f(jobs["gpu_util_mean"])
-    gpu_known = ~np.isnan(util) & (gpus > 0)
-    gpu_alloc = gpus * elapsed / 3600
-    gpu_used = np.nan_to_num(util) * gpu_alloc
+def _ratio(a, b):
+    return float(a / b) if a is not None and b and b > 0 else None
+
+
+def summarise(waste: pd.DataFrame, jobs: pd.DataFrame, price_book=None) -> dict:
+    """The headline figures (plain floats and ints, JSON-ready) under the stable keys of the glossary."""
+    ck = waste["cpu_usage_known"].to_numpy()
+    mk = waste["mem_usage_known"].to_numpy()
+    gk = waste["gpu_usage_known"].to_numpy()
+    core_alloc = waste["core_s_alloc"].to_numpy() / H
+    mem_alloc = waste["mem_byte_s_alloc"].to_numpy() / GiB_H
+    gpu_alloc = waste["gpu_s_alloc"].to_numpy() / H
+    core_used = _known_sum(waste["core_s_used"].to_numpy() / H, ck)
+    mem_peak = _known_sum(waste["mem_byte_s_peak"].to_numpy() / GiB_H, mk)
+    gpu_used = _known_sum(waste["gpu_s_used"].to_numpy() / H, gk)
     starts, ends = jobs["submit_time"], jobs["end_time"]
     states = jobs["state"].fillna("UNKNOWN").value_counts().sort_index()
-    return {
+    failed = failed_totals(waste)
+    out = {
         "cluster": ", ".join(sorted(jobs["cluster"].dropna().unique().tolist())) or "unknown",
         "period_start": None if starts.isna().all() else starts.min().isoformat(),
         "period_end": None if ends.isna().all() else ends.max().isoformat(),
         "jobs": int(len(jobs)),
         "states": {str(k): int(v) for k, v in states.items()},
         "core_hours_alloc": float(core_alloc.sum()),
-        "core_hours_used": _known_sum(np.where(cpu_known, cpu_used, 0) / 3600, cpu_known),
-        "cpu_efficiency": _ratio(np.nansum(np.where(cpu_known, cpu_used, 0)) / 3600, core_alloc[cpu_known].sum()),
-        "jobs_with_cpu_usage": int(cpu_known.sum()),
+        "core_hours_used": core_used,
+        "cpu_efficiency": _ratio(core_used, core_alloc[ck].sum()),
+        "jobs_with_cpu_usage": int(ck.sum()),
         "mem_gib_hours_alloc": float(mem_alloc.sum()),
-        "mem_gib_hours_peak": _known_sum(mem_peak, peak_known),
-        "mem_efficiency": _ratio(mem_peak[peak_known].sum(), mem_alloc[peak_known].sum()),
-        "jobs_with_mem_usage": int(peak_known.sum()),
+        "mem_gib_hours_peak": mem_peak,
+        "mem_efficiency": _ratio(mem_peak, mem_alloc[mk].sum()),
+        "jobs_with_mem_usage": int(mk.sum()),
         "gpu_hours_alloc": float(gpu_alloc.sum()),
-        "gpu_hours_used": _known_sum(gpu_used, gpu_known),
-        "gpu_efficiency": _ratio(gpu_used[gpu_known].sum(), gpu_alloc[gpu_known].sum()),
-        "jobs_with_gpu_usage": int(gpu_known.sum()),
+        "gpu_hours_used": gpu_used,
+        "gpu_efficiency": _ratio(gpu_used, gpu_alloc[gk].sum()),
+        "jobs_with_gpu_usage": int(gk.sum()),
+        "gpu_mem_gib_hours_held": _nan_none(np.nansum(waste["gpu_mem_bytes_held"] * waste["elapsed_s"]) / GiB_H
+                                             if waste["gpu_mem_bytes_held"].notna().any() else None),
+        "walltime_hours_requested": float(np.nansum(waste["walltime_s_limit"]) / H),
+        "walltime_hours_unused": float(np.nansum(waste["walltime_s_unused"]) / H),
+        "failed_hours_by_state": {s: v["core_hours"] for s, v in failed.items()},
+        "failed_gpu_hours_by_state": {s: v["gpu_hours"] for s, v in failed.items()},
+        "failed_jobs_by_state": {s: v["jobs"] for s, v in failed.items()},
     }
+    if price_book is not None and "cost_usd_alloc" in waste:
+        idle = waste[["cost_usd_cpu_idle", "cost_usd_mem_idle", "cost_usd_gpu_idle"]].sum(min_count=1)
+        out.update({
+            "price_book": price_book.name,
+            "price_book_date": price_book.date,
+            "cost_usd_alloc": float(waste["cost_usd_alloc"].sum()),
+            "cost_usd_cpu_alloc": float(waste["cost_usd_cpu_alloc"].sum()),
+            "cost_usd_mem_alloc": float(waste["cost_usd_mem_alloc"].sum()),
+            "cost_usd_gpu_alloc": float(waste["cost_usd_gpu_alloc"].sum()),
+            "cost_usd_idle": float(np.nansum(idle.to_numpy(dtype=float))) if (ck | mk | gk).any() else None,
+            "cost_usd_cpu_idle": _nan_none(idle["cost_usd_cpu_idle"]),
+            "cost_usd_mem_idle": _nan_none(idle["cost_usd_mem_idle"]),
+            "cost_usd_gpu_idle": _nan_none(idle["cost_usd_gpu_idle"]) if gk.any() else None,
+            "cost_usd_alloc_usage_unknown": float(
+                waste["cost_usd_cpu_alloc"][~ck].sum() + waste["cost_usd_mem_alloc"][~mk].sum()
+                + waste["cost_usd_gpu_alloc"][(waste["alloc_gpus"] > 0).to_numpy() & ~gk].sum()),
+            "cost_usd_dominant": _nan_none(waste["cost_usd_dominant"].sum(min_count=1)),
+        })
+    return out
+
+
+def _nan_none(x):
+    return None if x is None or (isinstance(x, float) and np.isnan(x)) or pd.isna(x) else float(x)
+
+
+def headline(jobs: pd.DataFrame, price_book=None, shape=None) -> dict:
+    """The headline figures of a canonical job table."""
+    return summarise(per_job_waste(jobs, price_book, shape), jobs, price_book)

@@ -48,15 +48,40 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "sacct", "sacct-json", "swf"]))
 @click.option("--timezone", default="UTC", show_default=True)
-def audit(paths, out, cluster, fmt, timezone) -> None:
+@click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Cluster shape TOML (default: one found among the inputs).")
+def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape) -> None:
     """Ingest, account and write the report (PDF, HTML, JSON) into DIR."""
     from .pipeline import audit as run_audit
+    from .pricebook import PriceBookError
 
     try:
-        result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
-    except InputError as exc:
+        result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
+                           cluster_shape=cluster_shape)
+    except (InputError, PriceBookError) as exc:
         _fail(exc)
     click.echo(f"report: {result.report_pdf}")
+
+
+@main.command()
+@click.argument("store", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Cluster shape TOML, for occupancy, GPU memory held and the dominant-resource view.")
+def account(store, price_book, cluster_shape) -> None:
+    """Account an ingested store: waste.parquet, aggregates/, failed_jobs.csv, occupancy.parquet, summary.json."""
+    from .account import account as run_account
+    from .pricebook import PriceBookError
+
+    try:
+        result = run_account(store, price_book=price_book, cluster_shape=cluster_shape)
+    except (InputError, PriceBookError) as exc:
+        _fail(exc)
+    s = result.summary
+    click.echo(f"{store}: {s['jobs']:,} jobs, {s['core_hours_alloc']:,.0f} core-h allocated, "
+               f"{s['gpu_hours_alloc']:,.0f} GPU-h allocated; priced with {s.get('price_book')}")
+    click.echo(f"wrote {store}/summary.json, waste.parquet, aggregates/, failed_jobs.csv")
 
 
 @main.command()

@@ -21,6 +21,7 @@ class IngestResult:
     quarantine: Quarantine
     out: Path | None = None
     skipped: list = field(default_factory=list)
+    cluster_shape: Path | None = None
 
 
 def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
@@ -67,7 +68,18 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
     ledger = ledger_dict(ledgers)
     ledger["skipped_files"] = skipped
-    return IngestResult(jobs=jobs, ledger=ledger, quarantine=quarantine, skipped=skipped)
+    shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and _is_cluster_shape(Path(s["file"]))]
+    return IngestResult(jobs=jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
+                        cluster_shape=shapes[0] if len(shapes) == 1 else None)
+
+
+def _is_cluster_shape(path: Path) -> bool:
+    import tomllib
+
+    try:
+        return "node_groups" in tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
-from .accounting import headline
-from .efficiency import efficiency
+from .account import account_jobs, write_account
 from .ingest import IngestResult, ingest
 
 QUARANTINE_SAMPLE = 20
@@ -31,21 +29,27 @@ def generated_at() -> str:
     return now.replace(microsecond=0).isoformat()
 
 
-def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> AuditResult:
-    """Run the whole audit on the inputs and write the run folder ``out``."""
+def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
+          price_book=None, cluster_shape=None) -> AuditResult:
+    """Run the whole audit on the inputs and write the run folder ``out``.
+
+    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.
+    """
     from reports.context import build_context
     from reports.render import render_report
+    from reports.sections import account_sections
 
     out = Path(out)
     ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
-    summary = headline(ing.jobs)
-    eff = efficiency(ing.jobs)
-    eff.to_parquet(out / "efficiency.parquet", index=False)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    shape = cluster_shape or ing.cluster_shape
+    acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
+    write_account(acc, out)
+    summary = acc.summary
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
         dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
     ]
-    context = build_context(summary, ledger, eff, {"generated_at": generated_at(), "version": __version__})
+    context = build_context(summary, ledger, acc.efficiency, {"generated_at": generated_at(), "version": __version__},
+                            sections=account_sections(acc))
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
