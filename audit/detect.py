@@ -38,7 +38,7 @@ def detect_format(path) -> str:
     if p.suffix == ".toml":
         return "toml"
     if stripped.startswith("{") or stripped.startswith("["):
-        if '"jobs"' in head:
+        if re.search(r'"jobs"\s*:\s*\[', head):
             return "sacct-json"
         if '"resultType"' in head:
             return "prometheus-json"

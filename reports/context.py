@@ -41,7 +41,7 @@ def fmt_int(n) -> str:
 
 def fmt_number(x) -> str:
     """A quantity with precision that suits its size: ``123456.7`` → ``'123,457'``, ``12.34`` → ``'12.3'``,
-    ``1.234`` → ``'1.23'``."""
+    ``1.234`` → ``'1.23'``, ``0.004237`` → ``'0.00424'``."""
     if _missing(x):
         return UNKNOWN
     x = float(x)
@@ -51,7 +51,9 @@ def fmt_number(x) -> str:
         return f"{x:,.0f}"
     if abs(x) >= 10:
         return f"{x:,.1f}"
-    return f"{x:,.2f}"
+    if x == 0 or abs(x) >= 0.1:
+        return f"{x:,.2f}"
+    return f"{x:.3g}"  # small prices such as 0.00424 keep three significant digits
 
 
 def fmt_quantity(x, unit: str) -> str:
