@@ -16,6 +16,7 @@ from bisect import bisect_left, insort
 import numpy as np
 import simpy
 
+from .attempts import AttemptLog
 from .kills import COMPLETED, PREEMPTED, attempt
 from .nodes import NodeModel
 from .policies.fifo import FIFO
@@ -114,6 +115,7 @@ class Context:
         self.limit = limit.tolist()
         self.est = est.tolist()
         self.model = model = sim.model()
+        self.ever_fits = model.ever_fits
         self.free = model.initial()
         if isinstance(model, PoolModel):
             self.req = (take("nodes") * take("cpus")).tolist()
@@ -148,12 +150,12 @@ class Context:
         self.progress = [0.0] * n
         self.overhead = [0.0] * n
         self.state = ["PENDING"] * n
-        self.reason_counts = [[0, 0, 0, 0] for _ in range(n)]
+        self.reason_counts: dict = {}  # job → [passes per reason], only for jobs ever noted
         self.pass_notes: dict = {}
         hooks = [getattr(obj, "requeued", None) for obj in (self.policy, getattr(self.policy, "order", None))]
         self.requeue_hooks = [h for h in hooks if h is not None]
         self.on_start = getattr(self.policy, "started", None)
-        self.log: list = []  # attempts: (i, queued, start, end, outcome, cpus, mem, gpus, overhead, alloc)
+        self.log = AttemptLog(keep_allocs=model.kind != "pool")
 
     def first_time(self) -> float:
         return self.submit[0] if self.n else 0.0
@@ -171,6 +173,15 @@ class Context:
             reset(self)
         k = 0
         timeout = env.timeout
+        heappop = heapq.heappop
+        token = self.token
+        finish = self._finish
+        ever_fits = self.ever_fits
+        req = self.req
+        queue = self.queue
+        queued_at = self.queued_at
+        enq_pass = self.enq_pass
+        notes = self.pass_notes
         while True:
             t = subs[k] if k < n else INF
             if ends and ends[0][0] < t:
@@ -185,31 +196,32 @@ class Context:
                 yield timeout(t - env.now)
             self.now = t
             while ends and ends[0][0] <= t:
-                _, seq, i = heapq.heappop(ends)
-                if self.token[i] == seq:
-                    self._finish(i, t)
+                _, seq, i = heappop(ends)
+                if token[i] == seq:
+                    finish(i, t)
             while wakes and wakes[0] <= t:
-                heapq.heappop(wakes)
+                heappop(wakes)
             while resubs and resubs[0][0] <= t:
-                self._requeue(heapq.heappop(resubs)[2], t)
+                self._requeue(heappop(resubs)[2], t)
+            passes = self.passes
             while k < n and subs[k] <= t:
-                self._submit(k, t)
+                if ever_fits(req[k]):
+                    queued_at[k] = t
+                    enq_pass[k] = passes
+                    queue.append(k)
+                else:
+                    self.state[k] = "REJECTED"
                 k += 1
-            self.passes += 1
+            self.passes = passes + 1
             schedule(self)
-            if self.pass_notes:
+            if notes:
                 counts = self.reason_counts
-                for i, r in self.pass_notes.items():
-                    counts[i][r] += 1
-                self.pass_notes.clear()
-
-    def _submit(self, i: int, t: float) -> None:
-        if not self.model.ever_fits(self.req[i]):
-            self.state[i] = "REJECTED"
-            return
-        self.queued_at[i] = t
-        self.enq_pass[i] = self.passes
-        self.queue.append(i)
+                for i, r in notes.items():
+                    c = counts.get(i)
+                    if c is None:
+                        c = counts[i] = [0, 0, 0, 0]
+                    c[r] += 1
+                notes.clear()
 
     # ---- actions for policies --------------------------------------------------------------
     def start(self, i: int, alloc) -> None:
@@ -280,7 +292,7 @@ class Context:
         del running[pos]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
-        self.log.append((i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i], alloc))
+        self.log.append(i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i], alloc)
         self.alloc[i] = None
 
     def _finish(self, i: int, t: float) -> None:

@@ -77,31 +77,26 @@ class SimResult:
         order = ctx.order
         c = ctx.jobs.columns
         log = ctx.log
-        if log:
-            cols = list(zip(*log, strict=True))
-            a_job = np.array(cols[0], dtype=np.int64)
-            a_queued, a_start, a_end = (np.array(cols[k], dtype=np.float64) for k in (1, 2, 3))
-            a_outcome = np.array(cols[4], dtype=object)
-            a_cpus, a_mem, a_gpus = (np.array(cols[k], dtype=np.int64) for k in (5, 6, 7))
-            a_overhead = np.array(cols[8], dtype=np.float64)
-            a_nodes = np.empty(len(log), dtype=object)
-            if ctx.model.kind != "pool":
-                nodes_of = ctx.model.nodes_of
-                for k, a in enumerate(cols[9]):
-                    a_nodes[k] = nodes_of(a)
-        else:
-            a_job = np.zeros(0, dtype=np.int64)
-            a_queued = a_start = a_end = a_overhead = np.zeros(0)
-            a_outcome = np.zeros(0, dtype=object)
-            a_cpus = a_mem = a_gpus = np.zeros(0, dtype=np.int64)
-            a_nodes = np.zeros(0, dtype=object)
+        a_job = log.column("job")
+        a_queued, a_start, a_end, a_overhead = (log.column(k) for k in ("queued", "start", "end", "overhead"))
+        a_cpus, a_mem, a_gpus = (log.column(k) for k in ("cpus", "mem", "gpus"))
+        a_outcome = log.outcomes()
+        a_nodes = np.empty(len(log), dtype=object)
+        if log.keep_allocs:
+            nodes_of = ctx.model.nodes_of
+            for k, a in enumerate(log.allocs):
+                a_nodes[k] = nodes_of(a)
 
         def count(outcome):
             return np.bincount(a_job[a_outcome == outcome], minlength=n)
 
-        reasons = np.array(ctx.reason_counts, dtype=np.int64).reshape(n, len(reasons_names))
+        reasons = np.zeros((n, len(reasons_names)), dtype=np.int64)
+        if ctx.reason_counts:
+            noted = np.fromiter(ctx.reason_counts.keys(), dtype=np.int64, count=len(ctx.reason_counts))
+            reasons[noted] = np.array(list(ctx.reason_counts.values()), dtype=np.int64)
         waited = np.array(ctx.waited_passes, dtype=np.int64)
-        pending = np.array([s == "PENDING" for s in ctx.state], dtype=bool)
+        state = np.array(ctx.state, dtype=str)
+        pending = state == "PENDING"
         if pending.any():
             waited[pending] += ctx.passes - np.array(ctx.enq_pass)[pending]
         reasons[:, PRIORITY] = np.maximum(0, waited - reasons.sum(axis=1) + reasons[:, PRIORITY])
@@ -112,7 +107,7 @@ class SimResult:
             start=start, end=np.array(ctx.final_end, dtype=np.float64), wait=start - submit,
             attempts=np.array(ctx.attempts, dtype=np.int64), ooms=count("OUT_OF_MEMORY"),
             timeouts=count("TIMEOUT"), preemptions=count("PREEMPTED"),
-            state=np.array(ctx.state, dtype=object), reasons=reasons,
+            state=state, reasons=reasons,
             user=c["user"][order], account=c["account"][order], cpu_util=c["cpu_util"][order],
             gpu_util=c["gpu_util"][order], resumable=c["resumable"][order], mem_peak=c["mem_peak"][order] * c["nodes"][order],
             a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,

@@ -75,7 +75,7 @@ class Budget:
         lo = now - self.window_s
         log = ctx.log
         for k in range(self.log_seen, len(log)):
-            i, _, start, end, _, _, _, gpus = log[k][:8]
+            i, start, end, gpus = log.job[k], log.start[k], log.end[k], log.gpus[k]
             if gpus and not self.spare(ctx, i):
                 self.ended.setdefault(ctx.account[i], deque()).append((start, end, gpus))
         self.log_seen = len(log)

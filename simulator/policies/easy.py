@@ -95,11 +95,47 @@ def total_free(model, f) -> int:
 def backfill(ctx, q, shadow: float, extra, depth) -> None:
     """Start later jobs that cannot delay the head's reservation (see the module text)."""
     model = ctx.model
+    stop = len(q) if depth is None else min(len(q), depth + 1)
+    if model.kind == "pool":
+        started = _backfill_pool(ctx, q, stop, shadow, extra)
+    else:
+        started = _backfill_nodes(ctx, q, stop, shadow, extra)
+    for pos in reversed(started):
+        del q[pos]
+
+
+def _backfill_pool(ctx, q, stop: int, shadow: float, extra: int) -> list:
+    """The same rule on plain processor counts (the hot path of trace replays)."""
+    req = ctx.req
+    est = ctx.est
+    now = ctx.now
+    free = ctx.free
+    notes = ctx.pass_notes
+    started = []
+    for pos in range(1, stop):
+        i = q[pos]
+        r = req[i]
+        if r > free:
+            continue
+        if now + est[i] > shadow:
+            if r > extra:
+                notes[i] = RESERVATION
+                continue
+            extra -= r
+        ctx.start(i, r)
+        free = ctx.free
+        started.append(pos)
+        if free <= 0:
+            break
+    return started
+
+
+def _backfill_nodes(ctx, q, stop: int, shadow: float, extra) -> list:
+    model = ctx.model
     fits = model.fits
     req = ctx.req
     est = ctx.est
     now = ctx.now
-    stop = len(q) if depth is None else min(len(q), depth + 1)
     started = []
     for pos in range(1, stop):
         i = q[pos]
@@ -117,6 +153,4 @@ def backfill(ctx, q, shadow: float, extra, depth) -> None:
         started.append(pos)
         if model.empty(ctx.free):
             break
-    if started:
-        drop = set(started)
-        q[:] = [i for k, i in enumerate(q) if k not in drop]
+    return started

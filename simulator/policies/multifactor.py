@@ -54,7 +54,8 @@ class Multifactor:
         tree.decay(now)
         log = ctx.log
         for k in range(self.log_seen, len(log)):
-            i, _, start, end, _, cpus, mem, gpus = log[k][:8]
+            i, start, end = log.job[k], log.start[k], log.end[k]
+            cpus, mem, gpus = log.cpus[k], log.mem[k], log.gpus[k]
             t0 = start if last is None or start > last else last
             if end > t0:
                 tree.charge(ctx.account[i], ctx.user[i], (end - t0) * self._bill(ctx, i, (cpus, mem, gpus)))
