@@ -6,8 +6,11 @@ import re
 
 import pandas as pd
 
+from audit.account import account_jobs
 from audit.accounting import headline
-from audit.schema import CAVEATS, JOB_COLUMNS, empty_jobs
+from audit.pricebook import load_price_book
+from audit.schema import CAVEATS, JOB_COLUMNS, conform, empty_jobs
+from audit.waste import per_job_waste
 
 from .conftest import ROOT
 
@@ -34,10 +37,25 @@ def test_caveat_codes_match_schema():
     assert set(_first_cells(_section("Caveat codes"))) == set(CAVEATS)
 
 
-def test_summary_keys_documented():
-    documented = set()
-    for cell in re.findall(r"^\| (`[^|]+`) \|", _section("Headline figures (`summary.json`)"), flags=re.M):
-        documented.update(re.findall(r"`([^`]+)`", cell))
+def _documented(title: str) -> set[str]:
+    found = set()
+    for cell in re.findall(r"^\| (`[^|]+`) \|", _section(title), flags=re.M):
+        found.update(re.findall(r"`([^`]+)`", cell))
+    return found
+
+
+def _one_job() -> pd.DataFrame:
     jobs = empty_jobs()
-    assert set(headline(jobs)) == documented
-    assert isinstance(headline(pd.concat([jobs])), dict)
+    row = {c: None for c in jobs.columns}
+    row.update(job_id="1", cluster="c", elapsed_s=60, alloc_cpus=1, state="COMPLETED",
+               start_time=pd.Timestamp("2024-01-01", tz="UTC"), end_time=pd.Timestamp("2024-01-01 00:01", tz="UTC"))
+    return conform(pd.DataFrame([row]))
+
+
+def test_summary_keys_documented():
+    assert set(account_jobs(_one_job()).summary) == _documented("Headline figures (`summary.json`)")
+    assert set(headline(_one_job())) <= _documented("Headline figures (`summary.json`)")
+
+
+def test_waste_columns_documented():
+    assert set(per_job_waste(_one_job(), load_price_book())) == _documented("Per-job accounting (`waste.parquet`)")
