@@ -34,8 +34,7 @@ def calibrate(jobs: dict, cluster: Cluster, span_s: float, prof: dict, rounds: i
     kinds = jobs["kind"]
     names = sorted(set(kinds.tolist()))
     scale = {k: 1.0 for k in names}
-    target = {k: prof["load"]["debug_target_occupancy"] if k == "debug" else prof["load"]["target_occupancy"]
-              for k in names}
+    target = {k: prof["load"]["kind_target"].get(k, prof["load"]["target_occupancy"]) for k in names}
     load = {}
     for _ in range(rounds):
         vec = np.ones(len(kinds))

@@ -127,10 +127,7 @@ class Placer:
             done = []
             for row in rows:
                 r = req[row]
-                if r[1] > max(p.cpu) or r[3] > max(p.gcount) or r[2] > max(p.mem):
-                    js = None
-                else:
-                    js = fit(p, r)
+                js = fit(p, r)
                 if js is None:
                     for d in done:
                         give_back(p, d)
@@ -151,16 +148,17 @@ class Placer:
             p = parts[pi]
             q = p.queue
             keep, fails, i = [], 0, 0
-            while i < len(q) and fails < depth:
+            mc, mm, mg = max(p.cpu), max(p.mem), max(p.gcount)
+            while i < len(q) and fails < depth and mc > 0:
                 u = q[i]
                 i += 1
-                if try_start(p, u, t):
+                r = req[u]
+                if r[1] <= mc and r[2] <= mm and r[3] <= mg and try_start(p, u, t):
+                    mc, mm, mg = max(p.cpu), max(p.mem), max(p.gcount)
                     continue
                 keep.append(u)
                 fails += 1
                 if i == 1 and t - submit_l[u] > reserve:
-                    break
-                if max(p.cpu) == 0:
                     break
             if i:
                 p.queue = keep + q[i:]

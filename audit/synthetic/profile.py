@@ -94,7 +94,7 @@ SHARES = (
     "cpu.mpi_share", "cpu.totalcpu_zero_share_of_mpi", "gpu.multinode_share", "gpu.untyped_request_share",
     "gpu.preemptible_share", "states.cancelled_pending_share", "cpu_efficiency.single_thread_share",
     "gpu_util.bursty_zero_share", "gpu_util.busy_zero_share", "gpu_memory.mean_to_peak", "jobstats.share",
-    "load.target_occupancy", "load.debug_target_occupancy",
+    "load.target_occupancy",
 )
 POSITIVE = (
     "population.jobs_per_user", "population.users_per_account", "population.activity_zipf",
@@ -128,5 +128,8 @@ def validate(p: dict, where: str = "profile") -> None:
     fw = p["memory"]["form_weights"]
     if set(fw) != {"per_cpu", "per_node", "total"} or sum(fw.values()) <= 0:
         raise ValueError(f"{where}: memory.form_weights needs per_cpu, per_node and total weights")
+    for kind, target in p["load"]["kind_target"].items():
+        if kind not in ("cpu", "bigmem", "gpu", "debug") or not 0.0 < target <= 1.5:
+            raise ValueError(f"{where}: load.kind_target.{kind} must name a partition kind and a load in (0, 1.5]")
     if p["telemetry"]["chunk"] != "day":
         raise ValueError(f"{where}: telemetry.chunk must be 'day'")

@@ -53,7 +53,7 @@ def _hours(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _round(d: dict) -> dict:
-    return {k: (round(float(v), 6) if isinstance(v, (float, np.floating)) else int(v)) for k, v in d.items()}
+    return {k: int(v) if k == "jobs" else round(float(v), 6) for k, v in d.items()}
 
 
 def truth_totals(df: pd.DataFrame, extra: dict) -> dict:
