@@ -76,6 +76,7 @@ MAX_INT = 2**62
 #: Slurm's "not set" and "unlimited" sentinels in plain-integer parser versions
 NO_VAL = {4294967294, 18446744073709551614}
 INFINITE = {4294967295, 18446744073709551615}
+SENTINEL_MIN = min(NO_VAL | INFINITE)
 MEM_PER_CPU_FLAG = 1 << 63
 LEGACY_MEM_PER_CPU_FLAG = 0x80000000
 #: Slurm job states outside the canonical set
@@ -111,6 +112,8 @@ class RecordError(ValueError):
 
 def number(v, field: str) -> tuple[float | None, bool]:
     """A plain or ``{set, infinite, number}`` number → (value or None, infinite)."""
+    if type(v) is int and v < SENTINEL_MIN:  # the common case, first
+        return v, False
     if v is None:
         return None, False
     if isinstance(v, dict):
@@ -223,12 +226,17 @@ def tres_of(v, field: str) -> dict:
     out = {"cpu": None, "mem": None, "node": None, "gpus": None, "gpu_type": None, "present": bool(entries)}
     untyped, typed = None, {}
     for i, e in enumerate(entries):
-        e = obj(e, f"{field}[{i}]")
-        kind = text(e.get("type"), f"{field}[{i}].type")
-        name = text(e.get("name"), f"{field}[{i}].name") or ""
-        count = value(e.get("count"), f"{field}[{i}].count")
-        if kind is None:
-            raise RecordError(f"{field}[{i}].type", "missing")
+        if (type(e) is dict and type(kind := e.get("type")) is str and kind
+                and type(name := e.get("name")) is str and type(count := e.get("count")) is int
+                and count < SENTINEL_MIN):
+            pass  # well-formed entry: skip the field-by-field checks below
+        else:
+            e = obj(e, f"{field}[{i}]")
+            kind = text(e.get("type"), f"{field}[{i}].type")
+            name = text(e.get("name"), f"{field}[{i}].name") or ""
+            count = value(e.get("count"), f"{field}[{i}].count")
+            if kind is None:
+                raise RecordError(f"{field}[{i}].type", "missing")
         if kind in ("cpu", "mem", "node") and not name:
             out[kind] = count
         elif kind == "gres" and (name == "gpu" or name.startswith("gpu:")):
@@ -314,6 +322,7 @@ def job_fields(rec) -> dict:
     het = obj(rec.get("het"), "het")
     req = obj(rec.get("required"), "required")
     tres = obj(rec.get("tres"), "tres")
+    assoc = rec.get("association") if isinstance(rec.get("association"), dict) else {}
     comment = rec.get("comment")
     admin = text(obj(comment, "comment").get("administrator"), "comment.administrator") if isinstance(
         comment, dict) or comment is None else None
@@ -321,8 +330,8 @@ def job_fields(rec) -> dict:
     out = {
         "job_id_int": jid,
         "cluster": text(rec.get("cluster"), "cluster"),
-        "user": _user(rec.get("user"), "user"),
-        "account": text(rec.get("account"), "account"),
+        "user": _user(rec.get("user"), "user") or _user(assoc.get("user"), "association.user"),
+        "account": text(rec.get("account"), "account") or text(assoc.get("account"), "association.account"),
         "partition": text(rec.get("partition"), "partition"),
         "qos": text(rec.get("qos"), "qos") if not isinstance(rec.get("qos"), dict) else None,
         "job_name": text(rec.get("name"), "name"),

@@ -453,9 +453,11 @@ def test_gzip_input_and_empty_jobs(tmp_path):
     assert (empty.ledger.read, empty.ledger.jobs_emitted) == (0, 0)
 
 
-def test_cluster_fallback(tmp_path):
-    res = _read(tmp_path, [v38_job(cluster=None)])
-    assert res.jobs["cluster"].iloc[0] == "fallback"
+def test_cluster_user_and_account_fallbacks(tmp_path):
+    res = _read(tmp_path, [v38_job(cluster=None, user=None, account="",
+                                   association={"account": "chem", "cluster": "alpha", "user": "bob", "id": 3})])
+    row = res.jobs.iloc[0]
+    assert (row["cluster"], row["user"], row["account"]) == ("fallback", "bob", "chem")
 
 
 # ---------------------------------------------------------------- property: damaged records never stop the run
