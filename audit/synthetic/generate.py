@@ -164,7 +164,7 @@ def _derive(rng: np.random.Generator, j: dict, pop: dict, cluster, prof: dict, t
     j["gpu_type"] = np.array([gtype[x] for x in names], dtype=object)[j["partition"]]
     j["gpu_mem_gib"] = np.array([gmem[x] for x in names], dtype=np.int64)[j["partition"]]
     j["untyped"] = (j["gpus_pn"] > 0) & (rng.random(j["n"]) < prof["gpu"]["untyped_request_share"])
-    admin = rng.random(j["n"]) < 0.1
+    admin = rng.random(j["n"]) < prof["states"]["admin_cancel_share"]
     j["cancel_uid"] = np.where(admin, 0, pop["uid"][j["user"]])
 
 

@@ -88,11 +88,12 @@ WEIGHTED = (
     ("gpu.mem_gib_per_gpu", "gpu.mem_gib_per_gpu_weights"),
     ("memory.mib_per_core", "memory.mib_per_core_weights"),
     ("steps.srun_steps", "steps.srun_steps_weights"),
+    ("states.failed_exit_codes", "states.failed_exit_codes_weights"),
 )
 SHARES = (
     "population.habit_repeat", "arrivals.array_share", "arrivals.het_share", "arrivals.weekend_factor",
     "cpu.mpi_share", "cpu.totalcpu_zero_share_of_mpi", "gpu.multinode_share", "gpu.untyped_request_share",
-    "gpu.preemptible_share", "states.cancelled_pending_share", "cpu_efficiency.single_thread_share",
+    "gpu.preemptible_share", "states.cancelled_pending_share", "states.admin_cancel_share", "cpu_efficiency.single_thread_share",
     "gpu_util.bursty_zero_share", "gpu_util.busy_zero_share", "gpu_memory.mean_to_peak", "jobstats.share",
     "load.target_occupancy",
 )
@@ -100,7 +101,7 @@ POSITIVE = (
     "population.jobs_per_user", "population.users_per_account", "population.activity_zipf",
     "arrivals.diurnal_peak_to_trough", "arrivals.array_tasks_mean", "walltime.overrequest_median",
     "memory.overrequest_median", "cpu_efficiency.beta_a", "cpu_efficiency.beta_b", "gpu_util.busy_level_a",
-    "gpu_util.busy_level_b", "telemetry.interval_s", "load.queue_depth", "debug.max_limit_s",
+    "gpu_util.busy_level_b", "telemetry.interval_s", "states.cancel_wait_max_s", "load.queue_depth", "debug.max_limit_s",
 )
 STATE_NAMES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED")
 

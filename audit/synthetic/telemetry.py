@@ -128,7 +128,10 @@ def run_telemetry(cluster: Cluster, holds: Holds, model: TelemetryModel, t0: int
         pos = np.searchsorted(hold_key, gid * big + (tt - t0), side="right") - 1
         ok = pos >= 0
         pos_c = np.maximum(pos, 0)
-        ok &= (key_gid[pos_c] == gid) & (key_end[pos_c] > tt)
+        if nh:
+            ok &= (key_gid[pos_c] == gid) & (key_end[pos_c] > tt)
+        else:
+            ok[:] = False
         h = order[pos_c[ok]]
         util = np.zeros(len(gid), dtype=np.int64)
         fb = np.zeros(len(gid), dtype=np.int64)

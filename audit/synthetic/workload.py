@@ -293,9 +293,8 @@ def _states(rng, jobs, prof) -> None:
     jobs["preemptible"] = pre
     pend = (state == "CANCELLED") & (rng.random(n) < st["cancelled_pending_share"]) & (jobs["sub_type"] != 2)
     jobs["pending_cancel"] = pend
-    jobs["cancel_wait_s"] = rng.integers(120, 2 * 86400, n)
-    codes = np.array(["1:0", "2:0", "127:0", "139:0", "0:9"], dtype=object)
-    jobs["fail_code"] = codes[rng.choice(len(codes), size=n, p=[0.55, 0.15, 0.1, 0.1, 0.1])]
+    jobs["cancel_wait_s"] = rng.integers(120, max(int(st["cancel_wait_max_s"]), 121), n)
+    jobs["fail_code"] = pick(rng, np.array(st["failed_exit_codes"], dtype=object), st["failed_exit_codes_weights"], n)
 
 
 def _use(rng, jobs, prof) -> None:
