@@ -386,6 +386,8 @@ def _required_memory(req: dict) -> dict:
     if mem is None:
         return {"req_mem_mib": None, "req_mem_per": None}
     mem = int(mem)
+    if mem < 0:
+        raise RecordError("required.memory", f"negative: {mem}")
     if mem & MEM_PER_CPU_FLAG:
         return {"req_mem_mib": mem & ~MEM_PER_CPU_FLAG, "req_mem_per": "c"}
     if LEGACY_MEM_PER_CPU_FLAG <= mem < 2 * LEGACY_MEM_PER_CPU_FLAG:
