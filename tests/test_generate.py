@@ -189,6 +189,72 @@ def test_telemetry_joined_by_node_gpu_time_reproduces_per_job_truth(week):
     assert (free["util"] == 0).all()
 
 
+def test_fb_used_series_give_the_per_job_gpu_memory_peaks(week):
+    rows = []
+    for f in sorted((week / "telemetry").glob("DCGM_FI_DEV_FB_USED_*.json")):
+        for series in json.loads(f.read_text())["data"]["result"]:
+            v = np.array(series["values"], dtype=object)
+            rows.append(pd.DataFrame({"node": series["metric"]["Hostname"], "gpu_index": int(series["metric"]["gpu"]),
+                                      "t": v[:, 0].astype(np.int64), "mib": v[:, 1].astype(np.int64)}))
+    s = pd.concat(rows, ignore_index=True)
+    idx = pd.read_csv(week / "telemetry" / "gpu_index.csv")
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    j = s.merge(idx.merge(truth[["job_id", "start", "end"]], on="job_id"), on=["node", "gpu_index"])
+    j = j[(j["t"] >= j["start"]) & (j["t"] < j["end"])]
+    per_gpu = j.groupby(["job_id", "node", "gpu_index"])["mib"].max()
+    got = per_gpu.groupby("job_id").sum() * 2**20
+    ref = truth.set_index("job_id").loc[got.index, "gpu_mem_peak_bytes"]
+    assert (got == ref).all()
+    spec = tomllib.loads((week / "cluster.toml").read_text())
+    card = max(g.get("gpu_mem_gib", 0) for g in spec["node_groups"]) * 1024
+    assert s["mib"].max() <= card
+
+
+def test_placement_never_oversubscribes_cores_or_gpus(week):
+    df = _sacct(week)
+    jobs = df[~df["JobID"].str.contains(r"\.", regex=True) & (df["NodeList"] != "None assigned")]
+    truth = pd.read_csv(week / "truth_jobs.csv").set_index("job_id").loc[jobs["JobID"]]
+    per_node = truth["alloc_cpus"].to_numpy() // jobs["NNodes"].astype(int).to_numpy()
+    ev = []
+    for nl, c, s, e in zip(jobs["NodeList"], per_node, truth["start"], truth["end"], strict=True):
+        for node in expand_hostlist(nl):
+            ev.append((node, s, c))
+            ev.append((node, e, -c))
+    ev = pd.DataFrame(ev, columns=["node", "t", "d"]).sort_values(["node", "t", "d"])
+    ev["load"] = ev.groupby("node")["d"].cumsum()
+    cap = load_cluster(week / "cluster.toml")
+    cpus = dict(zip(cap.node_name.tolist(), cap.node_cpus.tolist(), strict=True))
+    assert (ev["load"] <= ev["node"].map(cpus)).all()
+    idx = pd.read_csv(week / "telemetry" / "gpu_index.csv").merge(
+        pd.read_csv(week / "truth_jobs.csv")[["job_id", "start", "end"]], on="job_id")
+    idx = idx.sort_values(["node", "gpu_index", "start"])
+    prev_end = idx.groupby(["node", "gpu_index"])["end"].shift()
+    assert (prev_end.isna() | (prev_end <= idx["start"])).all()
+
+
+def test_arrival_intensity_hand_values():
+    from audit.synthetic.arrivals import intensity
+
+    kw = {"peak_hour": 13.0, "peak_to_trough": 6.0, "weekend_factor": 0.5, "weekday0": 0}
+    monday_peak, monday_trough = intensity(np.array([13 * 3600.0, 1 * 3600.0]), **kw)
+    assert monday_peak / monday_trough == pytest.approx(6.0)
+    saturday_peak = intensity(np.array([5 * 86400 + 13 * 3600.0]), **kw)[0]
+    assert saturday_peak / monday_peak == pytest.approx(0.5)
+
+
+def test_submissions_follow_the_day_and_week_cycle(week):
+    df = _sacct(week)
+    jobs = df[~df["JobID"].str.contains(r"[._+]", regex=True)]  # single submissions only
+    t = pd.to_datetime(jobs["Submit"])
+    hour = t.dt.hour
+    day_peak = hour.between(11, 15).sum()
+    night = ((hour >= 23) | (hour <= 3)).sum()
+    assert day_peak / max(night, 1) > 2.5
+    weekend = t.dt.day_of_week >= 5
+    ratio = (weekend.sum() / 2) / ((~weekend).sum() / 5)
+    assert 0.3 < ratio < 0.75
+
+
 # ---------------------------------------------------------------- calibrated distributions
 
 
