@@ -79,7 +79,9 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
     batch_ms = _printable(batch_ms)
     srun_total_ms = np.bincount(sj, weights=s_ms, minlength=n).astype(np.int64)
     mpi = jobs["mpi"][sj]
-    s_tasks = np.where(mpi, cpus[sj], nodes[sj])
+    # MPI: one task per core; multi-node GPU jobs: one task per GPU; other steps one task per node
+    gpus = (jobs["gpus_pn"] * nodes)[sj]
+    s_tasks = np.where(mpi, np.where(gpus > 0, gpus, cpus[sj]), nodes[sj])
     s_nodes = nodes[sj]
     s_cpus = cpus[sj]
 
