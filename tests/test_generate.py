@@ -284,6 +284,17 @@ def test_request_use_ratios_and_state_shares_land_in_profile_ranges(week):
     assert top > 0.5
 
 
+def test_state_shares_match_the_profile(week):
+    """Each terminal state's share is within 4 binomial standard deviations of the profile's share."""
+    shares = load_profile(WEEK_PROFILE)["states"]
+    truth = pd.read_csv(week / "truth_jobs.csv")
+    n = len(truth)
+    for state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"):
+        p = shares[state]
+        got = float((truth["state"] == state).mean())
+        assert abs(got - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-9, (state, got, p)
+
+
 def test_gpu_utilisation_is_low_and_bimodal(week):
     truth = pd.read_csv(week / "truth_jobs.csv")
     g = truth[truth["alloc_gpus"] > 0]
@@ -367,6 +378,11 @@ def test_ingests_balanced_and_matches_truth(week):
     }
     for key, value in ours.items():
         assert value == pytest.approx(truth[key], rel=0.005), key
+    # the planted artefacts are the ones the reader flags
+    jobs = pd.read_csv(week / "truth_jobs.csv")
+    cav = j["caveats"].fillna("")
+    assert cav.str.contains("totalcpu_zero").sum() == (jobs["totalcpu_zero"] & (jobs["elapsed_s"] > 60)).sum() > 0
+    assert cav.str.contains("jobstats").sum() == (jobs["jobstats"] & (jobs["elapsed_s"] >= 60)).sum() > 0
 
 
 def test_corrupted_lines_all_land_in_quarantine(tmp_path):
