@@ -98,7 +98,7 @@ SHARES = (
     "load.target_occupancy",
 )
 POSITIVE = (
-    "population.jobs_per_user", "population.users_per_account", "population.activity_zipf",
+    "population.jobs_per_user_month", "population.users_per_account", "population.activity_zipf",
     "arrivals.diurnal_peak_to_trough", "arrivals.array_tasks_mean", "walltime.overrequest_median",
     "memory.overrequest_median", "cpu_efficiency.beta_a", "cpu_efficiency.beta_b", "gpu_util.busy_level_a",
     "gpu_util.busy_level_b", "telemetry.interval_s", "states.cancel_wait_max_s", "load.queue_depth", "debug.max_limit_s",

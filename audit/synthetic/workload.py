@@ -35,10 +35,11 @@ def ladder_ceil(x: np.ndarray, ladder) -> np.ndarray:
     return lad[np.minimum(np.searchsorted(lad, x, side="left"), len(lad) - 1)]
 
 
-def population(rng: np.random.Generator, n_jobs: int, prof: dict) -> dict:
-    """Users, their accounts and activity weights."""
+def population(rng: np.random.Generator, n_jobs: int, days: float, prof: dict) -> dict:
+    """Users, their accounts and activity weights (users scale with the monthly job rate)."""
     pop = prof["population"]
-    n_users = max(int(pop["min_users"]), int(round(n_jobs / pop["jobs_per_user"])))
+    per_month = n_jobs * 30.0 / max(days, 1e-9)
+    n_users = max(int(pop["min_users"]), int(round(per_month / pop["jobs_per_user_month"])))
     n_accounts = max(2, int(np.ceil(n_users / pop["users_per_account"])))
     activity = 1.0 / np.arange(1, n_users + 1) ** pop["activity_zipf"]
     activity = activity[rng.permutation(n_users)]
@@ -99,7 +100,7 @@ def partition_caps(cluster: Cluster) -> dict:
 def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: Cluster, prof: dict,
                 weekday0: int) -> dict:
     """One row per job allocation with requests, intended run times and planted use (before placement)."""
-    pop = population(rng, n_jobs, prof)
+    pop = population(rng, n_jobs, span_s / 86400.0, prof)
     sub = submissions(rng, n_jobs, prof)
     n_sub = len(sub["sub_type"])
     arr = prof["arrivals"]
