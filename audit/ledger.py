@@ -1,7 +1,9 @@
 """The ledger: every input line or record is used, folded into its job, quarantined, or structural.
 
 Invariant per file: ``read == used + folded + quarantined`` where ``read`` counts data lines
-(records), and ``structural`` (headers, comments, blank lines) is counted beside it.
+(records), and ``structural`` (headers, comments, blank lines) is counted beside it.  A field set aside
+while its record is still used (a corrupt jobstats summary) is counted in ``fields_quarantined``; the
+quarantine holds ``quarantined + fields_quarantined`` rows.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class FileLedger:
     quarantined: int = 0
     structural: int = 0
     jobs_emitted: int = 0
+    fields_quarantined: int = 0
     by_reason: Counter = field(default_factory=Counter)
 
     @property
@@ -42,6 +45,7 @@ class FileLedger:
             "quarantined": self.quarantined,
             "structural": self.structural,
             "jobs_emitted": self.jobs_emitted,
+            "fields_quarantined": self.fields_quarantined,
             "quarantined_by_reason": dict(sorted(self.by_reason.items())),
             "balanced": self.balanced,
         }
@@ -77,6 +81,14 @@ def record_quarantine(ledger: FileLedger, quarantine: Quarantine, line: int, fie
     ledger.by_reason[reason_key(field_name, reason)] += 1
 
 
+def record_field_quarantine(ledger: FileLedger, quarantine: Quarantine, line: int, field_name: str, reason: str,
+                            raw: str) -> None:
+    """Set one field aside while its record is still used (the field's figures become unknown)."""
+    quarantine.add(ledger.file, line, field_name, reason, raw)
+    ledger.fields_quarantined += 1
+    ledger.by_reason[reason_key(field_name, reason)] += 1
+
+
 def reason_key(field_name: str, reason: str) -> str:
     """A short, stable key for the ledger's by-reason counts: the field and the reason's first clause."""
     head = reason.split(":")[0].strip()
@@ -87,7 +99,7 @@ def ledger_dict(files: list[FileLedger]) -> dict:
     """The whole run's ledger as written to ``ledger.json``."""
     totals = Counter()
     for f in files:
-        for k in ("read", "used", "folded", "quarantined", "structural", "jobs_emitted"):
+        for k in ("read", "used", "folded", "quarantined", "structural", "jobs_emitted", "fields_quarantined"):
             totals[k] += getattr(f, k)
     return {
         "files": [f.to_dict() for f in files],

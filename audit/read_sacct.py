@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from .ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from .sacct_fold import fold, step_usage
 from .sacct_lines import split_lines
 from .sacct_resources import resources
@@ -71,8 +71,6 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     job_bad.extend(res_bad)
     job_bad.extend(ujb.items())
     js = _jobstats(cols, jidx)
-    if js is not None:
-        job_bad.append(("AdminComment", js["error"].notna().to_numpy()))
 
     job_bad_any, job_bad_field = _first_bad(job_bad, len(jidx))
     step_bad_any, step_bad_field = _first_bad(list(usb.items()), len(sidx))
@@ -117,7 +115,12 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     np.logical_or.at(oom, parent[~orphan], step_states == "OUT_OF_MEMORY")
 
     if js is not None:
-        folded = _apply_jobstats(folded, js[keep_job].reset_index(drop=True))
+        js_kept = js[keep_job].reset_index(drop=True)
+        for pos in np.flatnonzero(js_kept["error"].notna().to_numpy()):
+            i = int(kj[pos])
+            record_field_quarantine(ledger, quarantine, int(split.line_no[i]), "AdminComment",
+                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw[i].as_py())
+        folded = _apply_jobstats(folded, js_kept)
     frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
     frame = _expand_array_ranges(frame)
     ledger.jobs_emitted = len(frame)

@@ -51,7 +51,7 @@ folded, or quarantined when malformed; the steps of a quarantined job are quaran
 quarantine rows ``line`` is the 1-based index of the job record in the ``jobs`` array, ``field`` the JSON
 path that failed, and ``raw`` the record's (or step's) JSON text truncated to 2,000 characters.  A
 corrupt jobstats payload quarantines only that field: the job is still used, without jobstats figures,
-and the quarantine row (field ``comment.administrator``) is not counted in the ledger's record counts.
+and the quarantine row (field ``comment.administrator``) is counted in ``fields_quarantined``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from .jobstats import decode_jobstats
-from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from .ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from .schema import STATES, caveats_from_masks, conform
 from .textio import InputError, read_text
 from .units import expand_index_ranges
@@ -448,8 +448,8 @@ def read_sacct_json(path, *, cluster: str | None = None) -> ReadResult:
             break
         flats, steps = _drop_out_of_range(flats, steps, out_of_range, jobs, ledger, quarantine)
     for pos, error in js_errors:
-        quarantine.add(name, int(flats["line"].iat[pos]), "comment.administrator", f"jobstats {error}",
-                       str(flats["admin_comment"].iat[pos])[:RAW_LIMIT])
+        record_field_quarantine(ledger, quarantine, int(flats["line"].iat[pos]), "comment.administrator",
+                                f"jobstats {error}", str(flats["admin_comment"].iat[pos])[:RAW_LIMIT])
     ledger.jobs_emitted = len(frame)
     return ReadResult(jobs=frame, ledger=ledger, quarantine=quarantine)
 

@@ -138,13 +138,15 @@ def parse_timestamp(col, timezone: str = "UTC") -> tuple[np.ndarray, np.ndarray]
     pres = present(a)
     nulls = _np_bool(pc.is_in(a, value_set=pa.array(["Unknown", "None", "0", "N/A"])))
     iso = pc.strptime(pc.replace_substring(a, " ", "T"), format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
-    out = np.asarray(iso.to_numpy(zero_copy_only=False), dtype="datetime64[s]")
+    out = np.array(iso.to_numpy(zero_copy_only=False), dtype="datetime64[s]")
     if timezone.upper() != "UTC":
         local = pd.DatetimeIndex(out).tz_localize(timezone, ambiguous="NaT", nonexistent="NaT")
         out = local.tz_convert("UTC").tz_localize(None).to_numpy().astype("datetime64[s]")
     epoch_ok = _np_bool(pc.match_substring_regex(a, r"^\d{9,11}$"))
     if epoch_ok.any():
         out[epoch_ok] = _num(pc.filter(a, pa.array(epoch_ok))).astype("int64").astype("datetime64[s]")
+    # outside what a nanosecond timestamp holds (and no cluster's accounting): a corrupted year
+    out[(out < np.datetime64("1900-01-01")) | (out > np.datetime64("2200-01-01"))] = np.datetime64("NaT")
     bad = pres & ~nulls & np.isnat(out)
     return out, bad
 

@@ -199,3 +199,21 @@ def test_headerless_unknown_order_is_a_clear_error(tmp_path):
 def test_headerless_with_named_fields(tmp_path):
     r = read(tmp_path, ["5|COMPLETED|00:10:00"], fields=["JobID", "State", "Elapsed"])
     assert r.jobs.iloc[0]["elapsed_s"] == 600
+
+
+def test_corrupt_jobstats_sets_only_the_field_aside(tmp_path):
+    from audit.jobstats import encode_jobstats
+
+    good = encode_jobstats({"gpus": 0, "total_time": 3600, "nodes": {"n01": {
+        "cpus": 4, "total_memory": 8 * GiB, "used_memory": 3 * GiB, "total_time": 7200.0}}})
+    lines = ["JobID|State|Elapsed|NCPUS|TotalCPU|AdminComment",
+             f"1|COMPLETED|01:00:00|4|01:00:00|{good}",
+             "2|COMPLETED|01:00:00|4|00:30:00|JS1:!!notbase64!!",
+             "2.batch|COMPLETED|01:00:00|4|00:30:00|"]
+    r = read(tmp_path, lines)
+    jobs = r.jobs.set_index("job_id")
+    assert jobs.loc["1", "cpu_used_s"] == 7200 and jobs.loc["1", "mem_peak_bytes"] == 3 * GiB
+    assert "jobstats" in jobs.loc["1", "caveats"]
+    assert jobs.loc["2", "cpu_used_s"] == 1800  # kept, usage from sacct
+    assert r.ledger.used == 2 and r.ledger.quarantined == 0 and r.ledger.fields_quarantined == 1
+    assert r.ledger.balanced and [(q[1], q[2]) for q in r.quarantine.rows] == [(3, "AdminComment")]

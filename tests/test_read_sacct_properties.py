@@ -41,7 +41,7 @@ def _mutate(line: str, data) -> str:
     return "|".join(fields)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_line_accounted_for(tmp_path, data):
     lines = [HEADER]
@@ -58,7 +58,7 @@ def test_every_line_accounted_for(tmp_path, data):
     nonblank = sum(1 for ln in lines[1:] if ln.strip() and not ln.startswith("JobID|"))
     assert led.read == nonblank
     assert led.read + led.structural == len(lines)
-    assert len(r.quarantine) == led.quarantined
+    assert len(r.quarantine) == led.quarantined + led.fields_quarantined
     assert len(r.jobs) >= led.used
     for _, line_no, field, reason, _raw in r.quarantine.rows:
         assert 2 <= line_no <= len(lines) and field and reason
