@@ -127,6 +127,14 @@ def _all_ended(text: str, n_jobs: int) -> bool:
     return allocations == n_jobs and states <= TERMINAL
 
 
+def _log_tails(logs: Path, n: int = 15) -> str:
+    """The last lines of each daemon log, for a start that failed."""
+    out = []
+    for f in sorted(logs.glob("*.log")):
+        out.append(f"--- {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-n:]))
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- fixtures
 
 
@@ -147,7 +155,10 @@ def slurm():
         if _missing_packages():
             # start-slurm.sh installs the packages but does not refresh apt's lists (empty on a new machine)
             _run(["apt-get", "update", "-q"], env, timeout=300)
-        _run(["bash", str(TOOLS / "start-slurm.sh"), str(state)], env, timeout=400)
+        try:
+            _run(["bash", str(TOOLS / "start-slurm.sh"), str(state)], env, timeout=400)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}\n{_log_tails(state / 'log')}") from None
         yield {"env": env, "state": state}
     finally:
         subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
