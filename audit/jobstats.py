@@ -48,6 +48,7 @@ import math
 import re
 import zlib
 
+import numpy as np
 import pandas as pd
 
 PREFIX = "JS1:"
@@ -160,19 +161,25 @@ def decode_jobstats(s: pd.Series) -> pd.DataFrame:
     text = s.astype("string").str.strip()
     is_js = text.str.startswith(PREFIX).fillna(False).to_numpy(dtype=bool)
     n = len(s)
-    cols = {c: [None] * n for c in COLUMNS if c not in ("is_jobstats", "has_data")}
-    has_data = [False] * n
+    numeric = [c for c in COLUMNS if c not in ("is_jobstats", "has_data", "error")]
+    cols = {c: np.full(n, np.nan) for c in numeric}
+    errors: list = [None] * n
+    has_data = np.zeros(n, dtype=bool)
+    values = text.tolist()
     for pos in is_js.nonzero()[0]:
         try:
-            summary = parse_jobstats(text.iat[pos])
+            summary = parse_jobstats(values[pos])
         except JobstatsError as exc:
-            cols["error"][pos] = str(exc)
+            errors[pos] = str(exc)
             continue
         if summary is not None:
             has_data[pos] = True
             for col, value in summarise(summary).items():
-                cols[col][pos] = value
-    result = {c: pd.array(v, dtype=COLUMNS[c]) for c, v in cols.items()}
+                if value is not None:
+                    cols[col][pos] = value
+    result = {c: pd.array(np.where(np.isnan(v), None, v) if COLUMNS[c] == "Int64" else v, dtype=COLUMNS[c])
+              for c, v in cols.items()}
+    result["error"] = pd.array(errors, dtype="string")
     result["is_jobstats"] = is_js
-    result["has_data"] = pd.array(has_data, dtype=bool)
+    result["has_data"] = has_data
     return pd.DataFrame(result, index=s.index)[list(COLUMNS)]
