@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
@@ -108,6 +109,10 @@ STATE_NAMES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "
 
 def validate(p: dict, where: str = "profile") -> None:
     """Raise ValueError naming the file and key of the first inconsistent parameter."""
+    try:
+        datetime.fromisoformat(str(p["window"]["start"]))
+    except ValueError as exc:
+        raise ValueError(f"{where}: window.start {p['window']['start']!r} is not an ISO date-time") from exc
     for values, weights in WEIGHTED:
         _weights(p, values, weights, where)
     for key in SHARES:

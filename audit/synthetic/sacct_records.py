@@ -85,7 +85,8 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
         "Eligible": t_submit, "Start": t_start, "End": t_end, "Elapsed": fmt_duration(el),
         "Timelimit": fmt_duration(j["limit_s"]), "State": cancel_by, "ExitCode": job_exit,
         "NNodes": _s(nodes), "NCPUS": _s(cpus), "ReqCPUS": _s(cpus), "ReqMem": reqmem, "ReqTRES": req_tres,
-        "AllocTRES": alloc_tres, "TotalCPU": fmt_totalcpu(st["cpu_used_ms"]), "NodeList": nl["all"],
+        "AllocTRES": alloc_tres, "TotalCPU": np.where(started, fmt_totalcpu(st["cpu_used_ms"]), "00:00:00"),
+        "NodeList": nl["all"],
         "JobName": j["job_name"], "AdminComment": ctx["admin_comment"],
     }
     blocks.append((np.arange(n), np.zeros(n, np.int64), join_lines(job_cols, n), np.full(n, "job", dtype=object)))

@@ -118,9 +118,12 @@ def run_telemetry(cluster: Cluster, holds: Holds, model: TelemetryModel, t0: int
     files: list[Path] = []
     labels = _labels(cluster, g_node, g_idx)
     lut_cache: dict = {}
-    per_day = max(1, DAY // interval)
-    for k0 in range(0, n_samples, per_day):
-        k = np.arange(k0, min(k0 + per_day, n_samples), dtype=np.int64)
+    n_days = int(np.ceil((t_end - t0) / DAY))
+    for d in range(n_days):
+        # samples whose time falls in UTC day d (t0 is a midnight): one file per metric per day
+        k = np.arange(-(-d * DAY // interval), min(-(-(d + 1) * DAY // interval), n_samples), dtype=np.int64)
+        if not len(k):
+            continue
         t = t0 + k * interval
         gid = np.repeat(np.arange(n_gpu, dtype=np.int64), len(k))
         kk = np.tile(k, n_gpu)
