@@ -62,6 +62,16 @@ def test_same_seed_byte_identical_different_seed_differs(tmp_path):
     assert fa["truth.json"] != fc["truth.json"]
 
 
+def test_rerun_into_the_same_directory_leaves_no_stale_files(tmp_path):
+    args = {"jobs": 200, "days": 1.0, "cluster_spec": WEEK_CLUSTER, "profile": WEEK_PROFILE, "seed": 2}
+    generate(tmp_path, corrupt=3, telemetry_interval_s=600, **args)
+    generate(tmp_path / "fresh", **args)
+    written = generate(tmp_path, **args)
+    assert not (tmp_path / "corrupted_lines.csv").exists()
+    assert sorted(p.name for p in written) == sorted(p.name for p in generate(tmp_path / "fresh", **args))
+    assert _files(tmp_path / "fresh") == {k: v for k, v in _files(tmp_path).items() if not k.startswith("fresh/")}
+
+
 def test_committed_sample_is_what_the_readme_command_makes(week):
     if not SAMPLE.exists():
         pytest.skip("sample_traces/week not present")

@@ -19,7 +19,7 @@ from .profile import load_profile
 from .sacct_records import build_sacct_lines, node_lists
 from .sacct_text import HEADER
 from .steps import build_steps
-from .telemetry import TelemetryModel, expand_holds, run_telemetry
+from .telemetry import METRICS, TelemetryModel, expand_holds, run_telemetry
 from .truth import job_truth_frame, truth_totals
 from .workload import sample_jobs
 
@@ -49,6 +49,7 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
     interval = int(telemetry_interval_s or prof["telemetry"]["interval_s"])
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    _remove_stale(out)
     rng_work, rng_steps, rng_misc, rng_corrupt = (np.random.default_rng(s)
                                                   for s in np.random.SeedSequence(seed).spawn(4))
     t0 = _epoch(prof["window"]["start"])
@@ -149,6 +150,14 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
     frame.to_csv(tc, index=False, lineterminator="\n")
     written.append(tc)
     return written
+
+
+def _remove_stale(out: Path) -> None:
+    """Files an earlier run may have left that this run might not overwrite (other days, corruption list)."""
+    stale = [out / "corrupted_lines.csv"]
+    stale += [p for m in METRICS for p in (out / "telemetry").glob(f"{m}_*.json")]
+    for p in stale:
+        p.unlink(missing_ok=True)
 
 
 def _derive(rng: np.random.Generator, j: dict, pop: dict, cluster, prof: dict, t0: int) -> None:
