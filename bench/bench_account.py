@@ -6,6 +6,8 @@ ingestion is timed separately.
 
 from __future__ import annotations
 
+import json
+
 from audit.account import account_jobs
 from audit.ingest import read_inputs
 from audit.synthetic import generate
@@ -34,6 +36,12 @@ def main() -> None:
           f"{s['core_hours_alloc']:,.0f} core-h allocated, CPU efficiency {s['cpu_efficiency']:.1%}, "
           f"occupancy CPU {s['occupancy'].get('cpu_occupancy') or 0:.1%} GPU {s['occupancy'].get('gpu_occupancy') or 0:.1%}; "
           f"peak memory {peak_rss_mib():,.0f} MiB")
+    truth = json.loads((out / "truth.json").read_text())["totals"]
+    for key in ("core_hours_alloc", "core_hours_used", "mem_gib_hours_alloc", "mem_gib_hours_peak", "gpu_hours_alloc",
+                "gpu_hours_used"):
+        ours, theirs = s[key], truth[key]
+        dev = "n/a" if ours is None else f"{(ours - theirs) / theirs:+.4%}"
+        print(f"  vs truth.json {key}: ours {ours if ours is None else round(ours, 1)} truth {theirs:,.1f} ({dev})")
 
 
 if __name__ == "__main__":
