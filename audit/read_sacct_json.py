@@ -64,6 +64,7 @@ import pandas as pd
 
 from .jobstats import decode_jobstats
 from .ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
+from .sacct_states import SYNONYMS
 from .schema import STATES, caveats_from_masks, conform
 from .textio import InputError, read_text
 from .units import expand_index_ranges
@@ -79,20 +80,6 @@ INFINITE = {4294967295, 18446744073709551615}
 SENTINEL_MIN = min(NO_VAL | INFINITE)
 MEM_PER_CPU_FLAG = 1 << 63
 LEGACY_MEM_PER_CPU_FLAG = 0x80000000
-#: Slurm job states outside the canonical set
-STATE_SYNONYMS = {
-    "SPECIAL_EXIT": "FAILED",
-    "REVOKED": "CANCELLED",
-    "REQUEUE_FED": "REQUEUED",
-    "REQUEUE_HOLD": "REQUEUED",
-    "RESIZING": "COMPLETED",
-    "COMPLETING": "RUNNING",
-    "CONFIGURING": "RUNNING",
-    "STAGE_OUT": "RUNNING",
-    "SIGNALING": "RUNNING",
-    "STOPPED": "SUSPENDED",
-    "RESV_DEL_HOLD": "PENDING",
-}
 #: entries of a v0.0.40+ state list that are flags, not states
 STATE_FLAGS = {"LAUNCH_FAILED", "UPDATE_DB", "RECONFIG_FAIL", "POWER_UP_NODE", "EXPEDITING"}
 NON_USAGE_STEPS = ("batch", "extern", "interactive")
@@ -198,7 +185,7 @@ def state_of(v, field: str) -> str | None:
         if not s or s in STATE_FLAGS:
             continue
         s = s.split()[0]  # "CANCELLED by 1234"
-        s = STATE_SYNONYMS.get(s, s)
+        s = SYNONYMS.get(s, s)
         if s not in STATES:
             raise RecordError(field, f"unknown state {name!r}")
         return s
