@@ -87,6 +87,12 @@ CAVEATS = {
     "swf_cpu_time_total": "SWF field 6 looks like total rather than per-processor CPU time",
     "swf_no_start_time": "the SWF header gives no UnixStartTime: times are offsets from 1970-01-01 UTC",
     "jobstats": "usage taken from a jobstats AdminComment summary",
+    "telemetry": "usage filled from exporter telemetry joined to the job (see job_telemetry.parquet)",
+    "telemetry_node_attributed": "GPU use shared out from node-level telemetry in proportion to GPUs held (no job label or GPU index)",
+    "telemetry_partial": "telemetry samples cover less than 90 % of the job's GPU-time: figures are from the part seen",
+    "gpu_util_sm_active": "GPU utilisation is DCGM_FI_PROF_SM_ACTIVE (share of SMs busy), not the duty cycle",
+    "pod_restarted": "a container of the pod restarted (for example after OOMKilled) before the pod ended",
+    "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus counts devices shared with others",
 }
 
 

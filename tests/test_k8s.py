@@ -1,0 +1,206 @@
+"""Kubernetes pods and nodes dumps: hand-built ``kubectl get … -o json`` fixtures with hand-computed rows."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from audit.detect import detect_format
+from audit.read_k8s_nodes import read_k8s_nodes, shape_dict, toml_text
+from audit.read_k8s_pods import read_k8s_pods
+from audit.read_k8s_quantity import parse_quantity
+
+GiB = 2**30
+
+
+def container(name, requests=None, limits=None, **kw):
+    c = {"name": name, "image": f"registry.example.org/{name}:1.0", "resources": {}}
+    if requests:
+        c["resources"]["requests"] = requests
+    if limits:
+        c["resources"]["limits"] = limits
+    c.update(kw)
+    return c
+
+
+def terminated(reason, code, start, end):
+    return {"terminated": {"reason": reason, "exitCode": code, "startedAt": start, "finishedAt": end,
+                           "containerID": "containerd://abc"}}
+
+
+def pod(name, ns="ml-team", *, phase="Succeeded", node="gpu-node-1", containers=None, init=None, created=None,
+        started=None, statuses=None, owner=None, labels=None, selector=None, reason=None, conditions=None,
+        uid=None, qos="Burstable"):
+    meta = {"name": name, "namespace": ns, "uid": uid or f"uid-{name}", "creationTimestamp": created or
+            "2025-03-01T10:00:00Z", "labels": labels or {}, "resourceVersion": "123"}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": owner[0], "name": owner[1], "uid": "o-1",
+                                    "controller": True, "blockOwnerDeletion": True}]
+    spec = {"containers": containers or [container("main", {"cpu": "1", "memory": "1Gi"})],
+            "serviceAccountName": "default", "restartPolicy": "OnFailure", "schedulerName": "default-scheduler"}
+    if node:
+        spec["nodeName"] = node
+    if init:
+        spec["initContainers"] = init
+    if selector:
+        spec["nodeSelector"] = selector
+    status = {"phase": phase, "qosClass": qos, "hostIP": "10.0.0.5", "podIP": "10.1.2.3"}
+    if started:
+        status["startTime"] = started
+    if statuses is not None:
+        status["containerStatuses"] = statuses
+    if reason:
+        status["reason"] = reason
+    if conditions:
+        status["conditions"] = conditions
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def status(name, state, restarts=0, last=None):
+    s = {"name": name, "ready": False, "restartCount": restarts, "image": "x", "imageID": "y", "state": state}
+    s["lastState"] = last or {}
+    return s
+
+
+def pods_list(items):
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def build_pods():
+    t0, t1, t2 = "2025-03-01T10:01:00Z", "2025-03-01T11:01:00Z", "2025-03-01T12:01:00Z"
+    gpu = {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "2"}
+    return [
+        # 1: a training pod holding 2 GPUs for one hour
+        pod("train-a", containers=[container("trainer", gpu, {"memory": "64Gi", "nvidia.com/gpu": "2"})],
+            started=t0, statuses=[status("trainer", terminated("Completed", 0, t0, t1))],
+            selector={"cloud.google.com/gke-nodepool": "a100-pool"}),
+        # 2: OOMKilled once, restarted, then completed
+        pod("etl-b", ns="data", node="cpu-node-1", started=t0,
+            containers=[container("etl", {"cpu": "500m", "memory": "2Gi"}, {"memory": "2Gi"})],
+            init=[container("fetch", {"cpu": "2", "memory": "512Mi"})],
+            statuses=[status("etl", terminated("Completed", 0, "2025-03-01T10:20:00Z", t1), restarts=1,
+                             last=terminated("OOMKilled", 137, t0, "2025-03-01T10:19:30Z"))]),
+        # 3: killed by the OOM killer for good
+        pod("etl-c", ns="data", node="cpu-node-1", phase="Failed", started=t0,
+            containers=[container("etl", {"cpu": "1", "memory": "1Gi"}, {"memory": "1Gi"})],
+            statuses=[status("etl", terminated("OOMKilled", 137, t0, "2025-03-01T10:31:00Z"))]),
+        # 4 and 5: two pods of one Job (a failed attempt, then a successful one), 1 GPU each
+        pod("sweep-7-abcde", owner=("Job", "sweep-7"), labels={"job-name": "sweep-7"}, phase="Failed", started=t0,
+            containers=[container("w", {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"})],
+            statuses=[status("w", terminated("Error", 1, t0, t1))]),
+        pod("sweep-7-fghij", owner=("Job", "sweep-7"), labels={"job-name": "sweep-7"}, started=t1,
+            containers=[container("w", {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"})],
+            statuses=[status("w", terminated("Completed", 0, t1, t2))]),
+        # 6: still running, on a MIG slice
+        pod("notebook-x", ns="research", phase="Running", node="gpu-node-2", started=t0,
+            containers=[container("nb", {"cpu": "2", "memory": "8Gi"}, {"nvidia.com/mig-1g.10gb": "1"})],
+            statuses=[status("nb", {"running": {"startedAt": t0}})]),
+        # 7: a quantity that does not parse
+        pod("broken-q", containers=[container("m", {"cpu": "lots", "memory": "1Gi"})], started=t0,
+            statuses=[status("m", terminated("Completed", 0, t0, t1))]),
+        # 8: no name
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "x"}, "spec": {}, "status": {}},
+        # 9: preempted by the scheduler
+        pod("low-prio", ns="ml-team", phase="Failed", started=t0, reason="",
+            conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+            containers=[container("w", {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})],
+            statuses=[status("w", terminated("Error", 143, t0, "2025-03-01T10:11:00Z"))]),
+        # 10: still pending (no node)
+        pod("queued", ns="ml-team", phase="Pending", node=None,
+            containers=[container("w", {"cpu": "1", "memory": "1Gi"})], statuses=[]),
+    ]
+
+
+@pytest.fixture()
+def pods_file(tmp_path):
+    p = tmp_path / "pods.json"
+    p.write_text(json.dumps(pods_list(build_pods()), indent=4))
+    return p
+
+
+def test_quantities():
+    vals, bad = parse_quantity(["500m", "8", "64Gi", "1.5G", "129e6", "512Mi", "", None, "lots", "1k"])
+    assert list(vals[:6]) == [0.5, 8, 64 * GiB, 1.5e9, 129e6, 512 * 2**20]
+    assert list(bad) == [False] * 8 + [True, False]
+    assert vals[9] == 1000
+
+
+def test_detected(pods_file):
+    assert detect_format(pods_file) == "k8s-pods"
+
+
+def test_pods_rows(pods_file):
+    r = read_k8s_pods(pods_file, cluster="gke-1")
+    led = r.ledger
+    assert (led.read, led.used, led.folded, led.quarantined) == (10, 7, 1, 2) and led.balanced
+    assert {q[2] for q in r.quarantine.rows} == {"resources", "metadata.name"}
+    j = r.jobs.set_index("job_id")
+    a = j.loc["ml-team/train-a"]
+    assert (a.alloc_gpus, a.alloc_cpus, a.alloc_mem_bytes, a.elapsed_s) == (2, 8, 64 * GiB, 3600)
+    assert a.state == "COMPLETED" and a.account == "ml-team" and a.partition == "a100-pool" and a.qos == "Burstable"
+    assert a.node_list == "gpu-node-1" and a.cluster == "gke-1" and "no_gpu_telemetry" in a.caveats
+    b = j.loc["data/etl-b"]
+    # effective CPU request: max(500m app → 0.5, init 2) = 2; memory max(2Gi, 512Mi)
+    assert (b.alloc_cpus, b.alloc_mem_bytes, b.state) == (2, 2 * GiB, "COMPLETED")
+    assert "pod_restarted" in b.caveats
+    c = j.loc["data/etl-c"]
+    assert (c.state, c.exit_code, c.signal, c.elapsed_s) == ("OUT_OF_MEMORY", 137, 9, 1800)
+    s = j.loc["ml-team/Job/sweep-7"]
+    assert s.job_name == "sweep-7" and s.elapsed_s == 7200 and s.alloc_gpus == 1
+    assert s.state == "FAILED"  # the most serious of its pods
+    assert s.alloc_gpus * s.elapsed_s == 2 * 3600  # GPU-seconds equal the sum over its pods
+    nb = j.loc["research/notebook-x"]
+    assert (nb.state, nb.alloc_gpus, nb.gpu_type) == ("RUNNING", 1, "mig-1g.10gb")
+    assert pd.isna(nb.end_time) and "gpu_shared" in nb.caveats and "end_unknown" in nb.caveats
+    assert j.loc["ml-team/low-prio"].state == "PREEMPTED"
+    q = j.loc["ml-team/queued"]
+    assert q.state == "PENDING" and pd.isna(q.start_time)
+    pm = r.pods.set_index("pod")
+    assert pm.loc["sweep-7-abcde", "job_id"] == "ml-team/Job/sweep-7"
+
+
+def test_pods_ungrouped(pods_file):
+    r = read_k8s_pods(pods_file, group_by_owner=False)
+    assert r.ledger.used == 8 and r.ledger.folded == 0 and r.ledger.balanced
+
+
+def node(name, *, cpu="63900m", mem="503Gi", gpus=None, labels=None):
+    alloc = {"cpu": cpu, "memory": mem, "pods": "110", "ephemeral-storage": "95Gi"}
+    if gpus is not None:
+        alloc["nvidia.com/gpu"] = gpus
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+
+
+def build_nodes():
+    gfd = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.memory": "81920",
+           "nvidia.com/gpu.count": "8", "cloud.google.com/gke-nodepool": "a100-pool",
+           "topology.kubernetes.io/zone": "us-central1-a", "topology.kubernetes.io/region": "us-central1",
+           "node.kubernetes.io/instance-type": "a2-ultragpu-8g", "example.org/rack": "r12"}
+    return [
+        node("gpu-node-1", gpus="8", labels=gfd),
+        node("gpu-node-2", gpus="8", labels=gfd),
+        node("cpu-node-1", cpu="15890m", mem="58Gi", labels={"cloud.google.com/gke-nodepool": "default-pool"}),
+        node("bad-node", cpu="many"),
+    ]
+
+
+def test_nodes_shape(tmp_path):
+    p = tmp_path / "nodes.json"
+    p.write_text(json.dumps(pods_list(build_nodes())))
+    assert detect_format(p) == "k8s-nodes"
+    r = read_k8s_nodes(p)
+    assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (4, 3, 1) and r.ledger.balanced
+    n = r.nodes.set_index("node")
+    g = n.loc["gpu-node-1"]
+    assert (g.cpus, g.mem_bytes, g.gpus, g.gpu_type, g.gpu_mem_bytes) == (63, 503 * GiB, 8, "a100", 80 * GiB)
+    assert (g.pool, g.zone, g.rack, g.instance_type) == ("a100-pool", "us-central1-a", "r12", "a2-ultragpu-8g")
+    spec = shape_dict(r.nodes, "gke-1")
+    from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
+
+    import tomllib
+
+    cap = partition_capacity(cluster_shape_from_dict(tomllib.loads(toml_text(spec))))
+    assert cap.loc["a100-pool", "gpus_total"] == 16 and cap.loc["default-pool", "cpus_total"] == 15
