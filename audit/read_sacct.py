@@ -90,10 +90,11 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     bad_row[orphan_rows] = True
     bad_field[orphan_rows] = "JobID"
 
+    orphans = set(orphan_rows.tolist())
     for i in np.flatnonzero(bad_row):
         field_name = bad_field[i] or "line"
         value = _value_of(cols, field_name, i)
-        if i in set(orphan_rows.tolist()):
+        if i in orphans:
             reason = "step line without its job's allocation line"
         elif field_name == "State":
             reason = f"unknown state {value!r}"
