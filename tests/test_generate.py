@@ -374,6 +374,9 @@ def test_truth_totals_are_the_sum_of_truth_jobs(week):
     assert t["totals"]["core_hours_alloc"] == pytest.approx(core, rel=1e-9)
     acc = sum(a["core_hours_alloc"] for a in t["per_account"].values())
     assert acc == pytest.approx(core, rel=1e-9)
+    split = t["gpu_by_usage_source"]
+    for key in ("gpu_hours_alloc", "gpu_hours_used"):
+        assert split["jobstats"][key] + split["telemetry_only"][key] == pytest.approx(t["totals"][key], rel=1e-9)
     failed = jobs[jobs["state"] == "TIMEOUT"]
     assert t["failed_hours_by_state"]["TIMEOUT"] == pytest.approx(
         (failed["alloc_cpus"] * failed["elapsed_s"]).sum() / 3600, rel=1e-9)

@@ -142,7 +142,7 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
         "sacct_lines": {"data": len(lines), "jobs": int(j["n"]), "steps": int(len(lines) - j["n"]),
                         "corrupted": len(corrupted)},
     }
-    truth = truth_totals(frame_h, extra)
+    truth = truth_totals(frame_h, extra, prof["jobstats"]["short_s"])
     tj = out / "truth.json"
     tj.write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     written.append(tj)

@@ -56,9 +56,16 @@ def _round(d: dict) -> dict:
     return {k: int(v) if k == "jobs" else round(float(v), 6) for k, v in d.items()}
 
 
-def truth_totals(df: pd.DataFrame, extra: dict) -> dict:
+def truth_totals(df: pd.DataFrame, extra: dict, jobstats_short_s: int = 60) -> dict:
     hours = _hours(df)
     totals = _round(hours.sum().to_dict())
+    gpu = df["alloc_gpus"] > 0
+    summary = df["jobstats"].astype(bool) & (df["elapsed_s"] >= jobstats_short_s)
+    gpu_cols = ["jobs", "gpu_hours_alloc", "gpu_hours_used", "gpu_mem_gib_hours_alloc", "gpu_mem_gib_hours_peak"]
+    by_source = {
+        "jobstats": _round(hours[gpu & summary][gpu_cols].sum().to_dict()),
+        "telemetry_only": _round(hours[gpu & ~summary][gpu_cols].sum().to_dict()),
+    }
     by_account = {a: _round(g.sum().to_dict()) for a, g in hours.groupby(df["account"], sort=True)}
     failed = {}
     for s in FAILED_STATES:
@@ -68,6 +75,7 @@ def truth_totals(df: pd.DataFrame, extra: dict) -> dict:
     out = {
         "definitions": "docs/synthetic.md#ground-truth",
         "totals": totals,
+        "gpu_by_usage_source": by_source,
         "failed_by_state": failed,
         "failed_hours_by_state": {s: failed[s]["core_hours_alloc"] for s in FAILED_STATES},
         "failed_gpu_hours_by_state": {s: failed[s]["gpu_hours_alloc"] for s in FAILED_STATES},
