@@ -74,6 +74,7 @@ def label_columns(labels: dict, default_metric: str) -> dict:
         "container": _first(labels, CONTAINER_LABELS),
         "uuid": _first(labels, UUID_LABELS),
         "resource": labels.get("resource"),
+        "cgroup": labels.get("cgroup"),
     }
 
 

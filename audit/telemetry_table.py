@@ -2,8 +2,8 @@
 
 Columns (DESIGN.md, plus the labels the join needs): ``cluster, node, gpu_index, metric, time, value``
 and ``job_label`` (a job id the exporter wrote on the series: ``hpc_job``, cgroup ``jobid``),
-``pod``, ``namespace``, ``container`` (Kubernetes series), ``uuid`` (the GPU's UUID) and ``resource``
-(``kube_pod_container_resource_requests``).  Readers of telemetry return a :class:`TelemetryResult`.
+``pod``, ``namespace``, ``container`` (Kubernetes series), ``uuid`` (the GPU's UUID), ``resource``
+(``kube_pod_container_resource_requests``) and ``cgroup`` (the cgroup path of cgroup-exporter series).  Readers of telemetry return a :class:`TelemetryResult`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ TELEMETRY_COLUMNS: dict[str, str] = {
     "container": "string",
     "uuid": "string",
     "resource": "string",
+    "cgroup": "string",
 }
 
 #: GPU utilisation metrics, most preferred first (SM activity over duty cycle); values in percent or 0–1

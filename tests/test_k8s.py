@@ -198,9 +198,9 @@ def test_nodes_shape(tmp_path):
     assert (g.cpus, g.mem_bytes, g.gpus, g.gpu_type, g.gpu_mem_bytes) == (63, 503 * GiB, 8, "a100", 80 * GiB)
     assert (g.pool, g.zone, g.rack, g.instance_type) == ("a100-pool", "us-central1-a", "r12", "a2-ultragpu-8g")
     spec = shape_dict(r.nodes, "gke-1")
-    from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
-
     import tomllib
+
+    from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
 
     cap = partition_capacity(cluster_shape_from_dict(tomllib.loads(toml_text(spec))))
     assert cap.loc["a100-pool", "gpus_total"] == 16 and cap.loc["default-pool", "cpus_total"] == 15
