@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .detect import READABLE, detect_format, expand_paths
+from .detect import NODES, READABLE, TELEMETRY, detect_format, expand_paths
 from .ledger import Quarantine, ReadResult, ledger_dict
 from .schema import conform, empty_jobs
 from .store import write_store
@@ -22,6 +22,9 @@ class IngestResult:
     out: Path | None = None
     skipped: list = field(default_factory=list)
     cluster_shape: Path | None = None
+    telemetry: pd.DataFrame | None = None
+    job_telemetry: pd.DataFrame | None = None
+    nodes: pd.DataFrame | None = None
 
 
 def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
@@ -38,6 +41,14 @@ def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str
         from .read_swf import read_swf
 
         return read_swf(path, cluster=cluster)
+    if fmt == "k8s-pods":
+        from .read_k8s_pods import read_k8s_pods
+
+        return read_k8s_pods(path, cluster=cluster)
+    if fmt == "alibaba-pods":
+        from .read_alibaba import read_alibaba_pods
+
+        return read_alibaba_pods(path, cluster=cluster)
     raise InputError(f"{path}: no reader for format {fmt!r}")
 
 
@@ -46,31 +57,50 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
     """
+    from .telemetry_sources import Collected, attach, read_nodes_file, read_telemetry_file
+
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
     quarantine = Quarantine()
+    got = Collected()
     for f in files:
         kind = detect_format(f) if fmt == "auto" else fmt
+        if kind in TELEMETRY or kind in NODES:
+            result = (read_telemetry_file if kind in TELEMETRY else read_nodes_file)(f, kind, cluster=cluster)
+            if kind in TELEMETRY:
+                got.add(result)
+            else:
+                got.nodes.append(result.nodes)
+            ledgers.append(result.ledger)
+            quarantine.extend(result.quarantine.rows)
+            continue
         if kind not in READABLE:
             if f in named:
                 raise InputError(f"{f}: not a recognised accounting format (detected {kind!r}); "
-                                 "use --format sacct|sacct-json|swf")
+                                 "use --format " + "|".join(READABLE + TELEMETRY + NODES))
             skipped.append({"file": str(f), "detected": kind})
             continue
         result = read_file(f, kind, cluster=cluster, timezone=timezone)
         frames.append(result.jobs)
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)
+        if getattr(result, "pods", None) is not None:
+            got.pods.append(result.pods)
     if not ledgers:
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
+    joined = attach(jobs, got)
     ledger = ledger_dict(ledgers)
     ledger["skipped_files"] = skipped
+    if joined.summary:
+        ledger["telemetry"] = joined.summary
     shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and _is_cluster_shape(Path(s["file"]))]
-    return IngestResult(jobs=jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
-                        cluster_shape=shapes[0] if len(shapes) == 1 else None)
+    return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
+                        cluster_shape=shapes[0] if len(shapes) == 1 else None,
+                        telemetry=joined.telemetry if got.telemetry else None, job_telemetry=joined.job_stats,
+                        nodes=joined.nodes)
 
 
 def _is_cluster_shape(path: Path) -> bool:
@@ -87,4 +117,10 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
     result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone)
     result.out = Path(out)
     write_store(result.out, result.jobs, result.ledger, result.quarantine)
+    from .telemetry_store import write_telemetry_store
+
+    shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
+                                  result.cluster_shape)
+    if shape is not None:
+        result.cluster_shape = shape
     return result

@@ -31,7 +31,7 @@ def test_ledger_balanced_nothing_quarantined(accounted):
 
 
 @pytest.mark.parametrize("key", ["core_hours_alloc", "core_hours_used", "mem_gib_hours_alloc", "mem_gib_hours_peak",
-                                 "gpu_hours_alloc"])
+                                 "gpu_hours_alloc", "gpu_hours_used"])
 def test_totals_match_truth(accounted, key):
     _, acc, truth = accounted
     assert acc.summary[key] == pytest.approx(truth["totals"][key], rel=TOL)

@@ -1,0 +1,55 @@
+"""Store the telemetry beside the job table: ``telemetry.parquet``, ``job_telemetry.parquet``, ``nodes.parquet``
+(tables of the same names in ``reclaim.duckdb``), and ``cluster_shape.toml`` when nodes were read."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from .read_k8s_nodes import shape_dict, toml_text
+
+
+def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,
+                          nodes: pd.DataFrame | None, cluster_shape: Path | None = None) -> Path | None:
+    """Write what exists; return the path of a cluster shape written from the nodes (else None).
+
+    The shape merges the node groups of ``cluster_shape`` (a Slurm TOML among the inputs) with those of the
+    nodes, so Slurm partitions and Kubernetes pools are accounted side by side.
+    """
+    tables = {}
+    if telemetry is not None and len(telemetry):
+        telemetry.to_parquet(out / "telemetry.parquet", index=False)
+        tables["telemetry"] = out / "telemetry.parquet"
+    if job_stats is not None and len(job_stats):
+        job_stats.to_parquet(out / "job_telemetry.parquet", index=False)
+        tables["job_telemetry"] = out / "job_telemetry.parquet"
+    shape = None
+    if nodes is not None and len(nodes):
+        nodes.to_parquet(out / "nodes.parquet", index=False)
+        tables["nodes"] = out / "nodes.parquet"
+        spec = shape_dict(nodes, str(nodes["cluster"].iloc[0]))
+        if cluster_shape is not None:
+            base = tomllib.loads(Path(cluster_shape).read_text(encoding="utf-8"))
+            spec = {"name": base.get("name", spec["name"]),
+                    "partitions": [{"name": p["name"]} for p in base.get("partitions", [])] + spec["partitions"],
+                    "node_groups": [_flat(g) for g in base.get("node_groups", [])] + spec["node_groups"]}
+        shape = out / "cluster_shape.toml"
+        shape.write_text(toml_text(spec), encoding="utf-8")
+    if tables:
+        con = duckdb.connect(str(out / "reclaim.duckdb"))
+        try:
+            for name, path in tables.items():
+                con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM read_parquet(?)", [str(path)])
+        finally:
+            con.close()
+    return shape
+
+
+def _flat(group: dict) -> dict:
+    """A node group's scalar entries (and lists of scalars): what the shape needs, in TOML we can write."""
+    scalar = str | int | float | bool
+    return {k: v for k, v in group.items()
+            if isinstance(v, scalar) or isinstance(v, list) and all(isinstance(x, scalar) for x in v)}
