@@ -9,6 +9,7 @@ from .sacct_text import (
     fmt_reqmem,
     fmt_time,
     fmt_totalcpu,
+    int_str,
     join_lines,
     tres,
     usage_tres,
@@ -84,7 +85,7 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
         "QOS": j["qos"], "Account": account, "Group": account, "User": user, "Submit": t_submit,
         "Eligible": t_submit, "Start": t_start, "End": t_end, "Elapsed": fmt_duration(el),
         "Timelimit": fmt_duration(j["limit_s"]), "State": cancel_by, "ExitCode": job_exit,
-        "NNodes": _s(nodes), "NCPUS": _s(cpus), "ReqCPUS": _s(cpus), "ReqMem": reqmem, "ReqTRES": req_tres,
+        "NNodes": int_str(nodes), "NCPUS": int_str(cpus), "ReqCPUS": int_str(cpus), "ReqMem": reqmem, "ReqTRES": req_tres,
         "AllocTRES": alloc_tres, "TotalCPU": np.where(started, fmt_totalcpu(st["cpu_used_ms"]), "00:00:00"),
         "NodeList": nl["all"],
         "JobName": j["job_name"], "AdminComment": ctx["admin_comment"],
@@ -100,8 +101,8 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
         "JobID": ids["job_id"][b] + ".batch", "JobIDRaw": ids["job_id_raw"][b] + ".batch", "Cluster": cluster,
         "Account": account[b], "Submit": t_start[b], "Eligible": t_start[b], "Start": t_start[b], "End": t_end[b],
         "Elapsed": fmt_duration(el[b]), "State": step_state[b], "ExitCode": step_exit[b], "NNodes": "1",
-        "NCPUS": _s(j["cpus_pn"][b]), "ReqCPUS": _s(j["cpus_pn"][b]), "ReqMem": reqmem[b], "AllocTRES": bt,
-        "TotalCPU": fmt_totalcpu(st["batch_ms"][b]), "MaxRSS": _s(rss) + "K", "AveRSS": _s(rss) + "K",
+        "NCPUS": int_str(j["cpus_pn"][b]), "ReqCPUS": int_str(j["cpus_pn"][b]), "ReqMem": reqmem[b], "AllocTRES": bt,
+        "TotalCPU": fmt_totalcpu(st["batch_ms"][b]), "MaxRSS": int_str(rss) + "K", "AveRSS": int_str(rss) + "K",
         "NTasks": "1", "TRESUsageInTot": usage_tres(st["batch_ms"][b], rss, rss * 3, rss * 512),
         "NodeList": nl["first"][b], "JobName": "batch",
     }
@@ -117,10 +118,10 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
     xcols = {
         "JobID": ids["job_id"][x] + ".extern", "JobIDRaw": ids["job_id_raw"][x] + ".extern", "Cluster": cluster,
         "Account": account[x], "Submit": t_start[x], "Eligible": t_start[x], "Start": t_start[x], "End": t_end[x],
-        "Elapsed": fmt_duration(el[x]), "State": ext_state, "ExitCode": ext_exit, "NNodes": _s(nodes[x]),
-        "NCPUS": _s(cpus[x]), "ReqCPUS": _s(cpus[x]), "ReqMem": reqmem[x], "AllocTRES": xt,
-        "TotalCPU": fmt_totalcpu(st["ext_ms"][x]), "MaxRSS": _s(xr) + "K", "AveRSS": _s(xr) + "K",
-        "NTasks": _s(nodes[x]), "TRESUsageInTot": usage_tres(st["ext_ms"][x], xr * nodes[x], xr * 4 * nodes[x],
+        "Elapsed": fmt_duration(el[x]), "State": ext_state, "ExitCode": ext_exit, "NNodes": int_str(nodes[x]),
+        "NCPUS": int_str(cpus[x]), "ReqCPUS": int_str(cpus[x]), "ReqMem": reqmem[x], "AllocTRES": xt,
+        "TotalCPU": fmt_totalcpu(st["ext_ms"][x]), "MaxRSS": int_str(xr) + "K", "AveRSS": int_str(xr) + "K",
+        "NTasks": int_str(nodes[x]), "TRESUsageInTot": usage_tres(st["ext_ms"][x], xr * nodes[x], xr * 4 * nodes[x],
                                                               np.zeros(len(x), np.int64)),
         "NodeList": nl["all"][x], "JobName": "extern",
     }
@@ -141,9 +142,9 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
             "JobID": ids["job_id"][sj] + sname, "JobIDRaw": ids["job_id_raw"][sj] + sname, "Cluster": cluster,
             "Account": account[sj], "Submit": tstart, "Eligible": tstart, "Start": tstart, "End": tend,
             "Elapsed": fmt_duration(s["end"] - s["start"]), "State": s_state, "ExitCode": s_exit,
-            "NNodes": _s(s["nodes"]), "NCPUS": _s(s["cpus"]), "ReqCPUS": _s(s["cpus"]), "ReqMem": reqmem[sj],
-            "AllocTRES": stt, "TotalCPU": fmt_totalcpu(s["ms"]), "MaxRSS": _s(s["max_kib"]) + "K",
-            "AveRSS": _s(s["ave_kib"]) + "K", "NTasks": _s(s["tasks"]),
+            "NNodes": int_str(s["nodes"]), "NCPUS": int_str(s["cpus"]), "ReqCPUS": int_str(s["cpus"]), "ReqMem": reqmem[sj],
+            "AllocTRES": stt, "TotalCPU": fmt_totalcpu(s["ms"]), "MaxRSS": int_str(s["max_kib"]) + "K",
+            "AveRSS": int_str(s["ave_kib"]) + "K", "NTasks": int_str(s["tasks"]),
             "TRESUsageInTot": usage_tres(s["ms"], s["total_kib"], s["total_kib"] * 2, s["total_kib"] * 300),
             "NodeList": nl["all"][sj], "JobName": STEP_NAMES[j["sub"][sj] % len(STEP_NAMES)],
         }
@@ -157,5 +158,3 @@ def build_sacct_lines(ctx: dict) -> tuple[list, np.ndarray]:
     return lines[order].tolist(), kinds[order]
 
 
-def _s(a) -> np.ndarray:
-    return np.asarray(a).astype(np.int64).astype(str).astype(object)
