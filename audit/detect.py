@@ -91,9 +91,12 @@ def _csv_kind(head: str, lines: list[str]) -> str | None:
 def _is_exposition(lines: list[str]) -> bool:
     """Prometheus exposition text: ``# HELP``/``# TYPE`` comments and ``name{labels} value [ts]`` samples."""
     data = [ln for ln in lines if not ln.startswith("#")]
+    if not data:
+        return False
+    matching = sum(bool(_EXPOSITION.match(ln.strip())) for ln in data)
     typed = any(ln.startswith(("# HELP ", "# TYPE ")) for ln in lines)
-    return bool(data) and all(_EXPOSITION.match(ln.strip()) for ln in data[:-1] or data) and (
-        typed or len(data) >= 1 and all("{" in ln or " " in ln.strip() for ln in data))
+    # with HELP/TYPE comments most lines must be samples (damaged lines are the reader's to quarantine)
+    return matching * 2 > len(data) if typed else all(_EXPOSITION.match(ln.strip()) for ln in data[:-1] or data)
 
 
 def expand_paths(paths) -> list[Path]:

@@ -34,7 +34,7 @@ UUID_LABELS = ("UUID", "uuid")
 
 _SAMPLE = (r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)"
            r"(?:\s+(?P<ts>-?\d+))?\s*$")
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?\s*')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,\s*|$)')
 
 
 def _first(labels: dict, keys) -> str | None:

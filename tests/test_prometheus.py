@@ -1,0 +1,129 @@
+"""Prometheus API JSON and exposition text: the real samples in ../shared/traces/k8s/prometheus and hand-built
+files with known damage."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from audit.detect import detect_format
+from audit.read_prometheus import parse_labels, read_prometheus
+
+PROM = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "k8s" / "prometheus"
+
+
+def _real(name):
+    p = PROM / name
+    if not p.exists():
+        pytest.skip("shared Prometheus samples absent")
+    return p
+
+
+@pytest.mark.parametrize("name", ["cache-hour.json", "cores-hour.json", "gpus-hour.json", "jobs-hour.json",
+                                  "nodes-hour.json", "unknown-metric.json"])
+def test_real_matrix_files(name):
+    p = _real(name)
+    assert detect_format(p) == "prometheus-json"
+    doc = json.loads(p.read_text())
+    pairs = sum(len(s["values"]) for s in doc["data"]["result"])
+    r = read_prometheus(p)
+    assert r.ledger.balanced and r.ledger.read == pairs == r.ledger.used == len(r.telemetry)
+    if pairs:
+        first = doc["data"]["result"][0]
+        row = r.telemetry.iloc[0]
+        assert row.time == pd.Timestamp(first["values"][0][0], unit="s", tz="UTC")
+        assert row.value == float(first["values"][0][1])
+        assert row.metric == name.split(".")[0]  # an expression's result has no __name__
+
+
+def test_real_error_response_is_one_quarantined_record():
+    r = read_prometheus(_real("unknown-path.json"))
+    assert (r.ledger.read, r.ledger.quarantined) == (1, 1) and r.ledger.balanced and r.telemetry.empty
+    assert "bad_data" in r.quarantine.rows[0][3]
+
+
+def test_real_kubelet_scrape():
+    p = _real("kubelet-metrics-resource-eks.prom")
+    assert detect_format(p) == "prometheus-text"
+    text = p.read_text()
+    samples = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    r = read_prometheus(p)
+    assert r.ledger.balanced and r.ledger.used == len(samples) and r.ledger.quarantined == 0
+    assert r.ledger.structural == sum(1 for ln in text.splitlines() if ln.startswith("#") or not ln.strip())
+    t = r.telemetry
+    row = t[(t.metric == "container_cpu_usage_seconds_total") & (t.container == "aws-node")].iloc[0]
+    assert row.value == pytest.approx(293.769327238) and row.pod == "aws-node-7k649" and row.namespace == "kube-system"
+    assert row.time == pd.Timestamp(1750705767923, unit="ms", tz="UTC")
+    ws = t[(t.metric == "container_memory_working_set_bytes") & (t.container == "server")].iloc[0]
+    assert ws.value == 1.97271552e08
+    m = re.search(r"^resource_scrape_error (\S+)$", text, flags=re.M)
+    err = t[t.metric == "resource_scrape_error"].iloc[0]
+    assert err.value == float(m.group(1)) and pd.isna(err.time)  # no timestamp: a snapshot
+
+
+DCGM = """# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="gn01",container="trainer",namespace="ml",pod="train-0",hpc_job="4242"} 87 1700000000000
+DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-2",Hostname="gn01",label_with_escape="a \\"quoted\\" value, with comma"} 12 1700000000000
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-1",Hostname="gn01"} NaN 1700000000000
+this is not a sample line
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-1" Hostname="gn01"} 5 1700000000000
+
+DCGM_FI_PROF_SM_ACTIVE{gpu="0",UUID="GPU-1",Hostname="gn01"} 0.412 1700000000000
+"""
+
+
+def test_exposition_text_labels_and_damage(tmp_path):
+    p = tmp_path / "dcgm.prom"
+    p.write_text(DCGM)
+    assert detect_format(p) == "prometheus-text"
+    r = read_prometheus(p, cluster="gpu-pool")
+    led = r.ledger
+    assert (led.read, led.used, led.quarantined, led.structural) == (6, 3, 3, 3) and led.balanced
+    assert sorted(q[2] for q in r.quarantine.rows) == ["labels", "line", "value"]
+    assert sorted(q[1] for q in r.quarantine.rows) == [5, 6, 7]
+    t = r.telemetry.set_index(["metric", "gpu_index"])
+    a = t.loc[("DCGM_FI_DEV_GPU_UTIL", 0)]
+    assert (a.node, a.uuid, a.job_label, a.pod, a.namespace, a.container, a.value, a.cluster) == (
+        "gn01", "GPU-1", "4242", "train-0", "ml", "trainer", 87.0, "gpu-pool")
+    assert t.loc[("DCGM_FI_PROF_SM_ACTIVE", 0)].value == 0.412
+
+
+def test_label_parser_escapes():
+    assert parse_labels('a="x",b="say \\"hi\\"",c="p\\\\q"') == {"a": "x", "b": 'say "hi"', "c": "p\\q"}
+    assert parse_labels('a="x" b="y"') is None
+
+
+def test_matrix_json_bad_values(tmp_path):
+    doc = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "Hostname": "n1", "gpu": "3"},
+         "values": [[1700000000, "10"], [1700000030, "NaN"], [1700000060, "x"], [1700000090.5, "30"]]},
+        {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "Hostname": "n1", "gpu": "4"}, "values": [[1, "+Inf"]]}]}}
+    p = tmp_path / "q.json"
+    p.write_text(json.dumps(doc))
+    r = read_prometheus(p)
+    assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (5, 2, 3) and r.ledger.balanced
+    assert list(r.telemetry["value"]) == [10.0, 30.0] and set(r.telemetry["gpu_index"]) == {3}
+    assert r.telemetry["time"].iloc[1] == pd.Timestamp(1700000090.5, unit="s", tz="UTC")
+    assert all(q[2].startswith("values[") for q in r.quarantine.rows)
+    assert math.isclose(r.telemetry["value"].sum(), 40.0)
+
+
+def test_vector_and_invalid_json(tmp_path):
+    p = tmp_path / "v.json"
+    p.write_text(json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"__name__": "kube_pod_container_resource_requests", "pod": "p", "namespace": "n",
+                    "resource": "nvidia_com_gpu", "unit": "integer"}, "value": [1700000000, "2"]}]}}))
+    r = read_prometheus(p)
+    assert r.ledger.used == 1 and r.telemetry.iloc[0].resource == "nvidia_com_gpu"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"status": "success", "data": {"resultType": "matrix", "result": [')
+    from audit.textio import InputError
+
+    with pytest.raises(InputError, match="bad.json: line 1"):
+        read_prometheus(bad)
