@@ -16,6 +16,8 @@ from audit.synthetic.profile import load_profile
 from audit.units import expand_hostlist, parse_reqmem
 from audit.units import parse_duration as _parse_duration
 
+from .conftest import trace
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_traces" / "week"
 WEEK_CLUSTER = ROOT / "sample_traces" / "week.cluster.toml"
@@ -447,3 +449,46 @@ def test_default_profile_cites_its_sources():
     text = (ROOT / "audit" / "synthetic" / "profile.toml").read_text()
     for needle in ("KTH-SP2", "HPC2N", "GenTD26", "measured", "chosen"):
         assert needle in text
+
+
+# ---------------------------------------------------------------- the profile's measured defaults
+
+
+@pytest.mark.shared
+def test_walltime_default_is_the_kth_sp2_measurement():
+    from audit.read_swf import read_swf
+
+    jobs = read_swf(trace("swf", "KTH-SP2-1996-2.1-cln.swf.gz")).jobs
+    tl, el = jobs["time_limit_s"].astype("float64"), jobs["elapsed_s"].astype("float64")
+    ok = (tl > 0) & (el >= 60) & (jobs["state"].astype(object) == "COMPLETED")
+    ratio = (tl[ok] / el[ok]).to_numpy()
+    wt = load_profile()["walltime"]
+    assert np.median(ratio) == pytest.approx(wt["overrequest_median"], rel=0.01)
+    assert np.log(ratio).std() == pytest.approx(wt["overrequest_log_sd"], abs=0.01)
+
+
+@pytest.mark.shared
+def test_gpu_defaults_are_the_gentd26_measurements():
+    import tarfile
+
+    def load(name):
+        with tarfile.open(trace("k8s", "alibaba-genai-2026", f"{name}.tar.gz")) as tar:
+            return pd.read_csv(tar.extractfile(tar.getmembers()[0]))
+
+    duty = load("pod_gpu_duty_cycle_anon")
+    v = duty["value"]
+    gu = load_profile()["gpu_util"]
+    per_pod_zero = (v < 1).groupby(duty["container_ip"]).mean()
+    assert per_pod_zero.median() == pytest.approx(gu["bursty_zero_share"], abs=0.005)
+    logs = np.log(v[v >= 1])
+    assert logs.mean() == pytest.approx(gu["bursty_log_mean"], abs=0.005)
+    assert logs.std() == pytest.approx(gu["bursty_log_sd"], abs=0.005)
+    assert (per_pod_zero > 0.99).mean() == pytest.approx(gu["class_weights"]["idle"], abs=0.001)
+    mem = load("pod_gpu_memory_used_bytes_anon")
+    peak = mem.groupby("container_ip")["value"].max()
+    share = peak / mem["value"].max()
+    gm = load_profile()["gpu_memory"]
+    assert np.log(share[share > 0]).mean() == pytest.approx(gm["peak_share_log_mean"], abs=0.01)
+    assert np.log(share[share > 0]).std() == pytest.approx(gm["peak_share_log_sd"], abs=0.01)
+    ratio = mem.groupby("container_ip")["value"].mean() / peak
+    assert ratio.median() == pytest.approx(gm["mean_to_peak"], abs=0.005)
