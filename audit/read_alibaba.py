@@ -4,7 +4,8 @@
   pod with ``cpu_milli``, ``memory_mib``, ``num_gpu``, ``gpu_milli`` (a GPU share in thousandths when
   ``num_gpu`` is 1), ``gpu_spec``, ``qos``, ``pod_phase`` and creation/scheduled/deletion times in seconds from
   an undisclosed origin.  Requests only: ``no_usage_fields`` (and ``no_gpu_telemetry`` on GPU pods); a share
-  under 1000 gives ``gpu_shared``; times are read as seconds after 1970-01-01 UTC (``relative_times``).
+  under 1000 gives ``gpu_shared``; ``gpu_spec`` is a placement constraint (``V100M16|V100M32``), not the GPU
+  the pod got, so ``gpu_type`` stays unknown; times are read as seconds after 1970-01-01 UTC (``relative_times``).
 - ``read_alibaba_nodes``: ``openb_node_list_*.csv`` (``sn, cpu_milli, memory_mib, gpu, model``) → nodes.
 - ``read_alibaba_genai``: the GenAI 2026 per-pod series (``pod_gpu_duty_cycle`` percent,
   ``pod_gpu_memory_used_bytes``, ``pod_memory_util`` a fraction of the limit), plain CSV or ``.tar.gz`` with
@@ -98,7 +99,7 @@ def read_alibaba_pods(path, *, cluster: str | None = None) -> ReadResult:
         "start_time": epoch_to_utc(start), "end_time": epoch_to_utc(end),
         "elapsed_s": ints(end - start), "state": phase,
         "req_nodes": 1, "req_cpus": ints(cpus), "req_mem_bytes": ints(num["memory_mib"].to_numpy() * 2**20),
-        "req_gpus": ints(gpus), "gpu_type": df["gpu_spec"].replace("", None).str.replace("|", "+", regex=False),
+        "req_gpus": ints(gpus), "gpu_type": None,
         "alloc_nodes": ints(np.where(held, 1, np.nan)), "alloc_cpus": ints(np.where(held, cpus, np.nan)),
         "alloc_mem_bytes": ints(np.where(held, num["memory_mib"].to_numpy() * 2**20, np.nan)),
         "alloc_gpus": ints(np.where(held, gpus, np.nan)),

@@ -11,7 +11,8 @@ Pods owned by a Kubernetes Job, a JobSet (label ``jobset.sigs.k8s.io/jobset-name
 - requests are what the scheduler reserves: ``req_*`` = ``alloc_*`` = the pod's effective request (the sum over
   app containers, or the largest init container when larger); CPUs are rounded up to whole CPUs; a request
   left out defaults to the limit, as Kubernetes does.  GPUs: ``nvidia.com/gpu``, ``amd.com/gpu``, MIG slices
-  ``nvidia.com/mig-*`` and shared ``*.shared`` resources (the last two with ``gpu_shared``);
+  ``nvidia.com/mig-*`` and shared ``*.shared`` resources (the last two with ``gpu_shared``); ``gpu_type`` stays
+  unknown (a pod names no GPU model);
 - ``submit_time`` creation, ``start_time`` ``status.startTime``, ``end_time`` the last container finish;
 - ``state`` from the phase and termination reasons (``OOMKilled`` → OUT_OF_MEMORY; ``DeadlineExceeded`` →
   TIMEOUT; preemption → PREEMPTED; eviction → NODE_FAIL); ``exit_code`` the first failing container's, with
@@ -252,10 +253,9 @@ def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str 
     for k in shared_names:
         any_shared |= np.nan_to_num(req[k]) > 0
     gpus = whole + shared
-    mig = [k for k in shared_names if k.startswith("nvidia.com/mig-")]
+    # the GPU type is left unknown (priced as the book's default GPU): a pod names no GPU model, and a MIG
+    # profile is a slice of one, not a type a price book lists
     gpu_type = pd.Series([None] * n, dtype="object")
-    for k in mig:
-        gpu_type = gpu_type.where(~(req[k] > 0), k.split("nvidia.com/", 1)[1])
     cpu = req.get("cpu", np.full(n, np.nan))
     mem = req.get("memory", np.full(n, np.nan))
     cpus = np.where(np.isfinite(cpu), np.ceil(np.round(cpu, 6)), np.nan)

@@ -152,7 +152,7 @@ def test_pods_rows(pods_file):
     assert s.state == "FAILED"  # the most serious of its pods
     assert s.alloc_gpus * s.elapsed_s == 2 * 3600  # GPU-seconds equal the sum over its pods
     nb = j.loc["research/notebook-x"]
-    assert (nb.state, nb.alloc_gpus, nb.gpu_type) == ("RUNNING", 1, "mig-1g.10gb")
+    assert (nb.state, nb.alloc_gpus) == ("RUNNING", 1) and pd.isna(nb.gpu_type)
     assert pd.isna(nb.end_time) and "gpu_shared" in nb.caveats and "end_unknown" in nb.caveats
     assert j.loc["ml-team/low-prio"].state == "PREEMPTED"
     q = j.loc["ml-team/queued"]
@@ -204,3 +204,44 @@ def test_nodes_shape(tmp_path):
 
     cap = partition_capacity(cluster_shape_from_dict(tomllib.loads(toml_text(spec))))
     assert cap.loc["a100-pool", "gpus_total"] == 16 and cap.loc["default-pool", "cpus_total"] == 15
+
+
+def dcgm_pod_json(pod_name, ns, node_name, start, hours, util):
+    """A ``query_range`` matrix of dcgm-exporter series labelled with the pod (Kubernetes pod mapping)."""
+    t0 = int(pd.Timestamp(start).timestamp())
+    times = list(range(t0, t0 + int(hours * 3600), 60))
+    result = [{"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "Hostname": node_name, "gpu": str(g), "UUID": f"GPU-{g}",
+                          "pod": pod_name, "namespace": ns, "container": "trainer"},
+               "values": [[t, str(util)] for t in times]} for g in range(2)]
+    return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+
+def test_mixed_audit_slurm_and_k8s_side_by_side(tmp_path):
+    from audit.pipeline import audit
+
+    from .conftest import ROOT
+
+    week = ROOT / "sample_traces" / "week"
+    if not (week / "sacct.txt").exists():
+        pytest.skip("sample week absent")
+    k8s = tmp_path / "k8s"
+    k8s.mkdir()
+    (k8s / "pods.json").write_text(json.dumps(pods_list(build_pods())))
+    (k8s / "nodes.json").write_text(json.dumps(pods_list(build_nodes())))
+    (k8s / "dcgm.json").write_text(json.dumps(dcgm_pod_json("train-a", "ml-team", "gpu-node-1",
+                                                            "2025-03-01T10:01:00Z", 1, 35)))
+    res = audit([week, k8s], tmp_path / "run")
+    jobs = pd.read_parquet(tmp_path / "run" / "jobs.parquet")
+    a = jobs.set_index("job_id").loc["ml-team/train-a"]
+    assert a.gpu_util_mean == pytest.approx(0.35) and "no_gpu_telemetry" not in (a.caveats or "")
+    assert a.partition == "a100-pool"  # the pool of its node, from the nodes dump
+    parts = res.summary["occupancy"]["partitions"]
+    assert {"a100-pool", "default-pool", "gpu-a100", "gpu-h100", "cpu"} <= set(parts)
+    assert (tmp_path / "run" / "telemetry.parquet").exists() and (tmp_path / "run" / "cluster_shape.toml").exists()
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "run" / "reclaim.duckdb"))
+    n = con.execute("SELECT count(*) FROM telemetry WHERE pod = 'train-a'").fetchone()[0]
+    con.close()
+    assert n == 2 * 60
+    assert res.ingest.ledger["balanced"]
