@@ -140,6 +140,14 @@ def test_allocation_totalcpu_is_the_sum_of_its_steps(week):
     assert np.all(np.abs(joined.to_numpy() - by_steps.to_numpy()) <= 1.0 + 1e-6)
 
 
+def test_no_line_uses_more_cpu_than_its_cores_over_its_elapsed(week):
+    df = _sacct(week)
+    cpu = parse_duration(df["TotalCPU"])[0]
+    el = parse_duration(df["Elapsed"])[0]
+    held = df["NCPUS"].astype(float) * el
+    assert (cpu <= held + 1e-9).all()
+
+
 def test_node_lists_match_the_written_cluster_shape(week):
     df = _sacct(week)
     cluster = load_cluster(week / "cluster.toml")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 KIB = 1024
+MAX_STEP_EFF = 0.99   # no step uses more than 99 % of its cores over its own duration
 
 
 def job_memory(jobs: dict) -> dict:
@@ -50,6 +51,7 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
     used_ms[zero] = 0
     ext_ms = np.where(has_ext & ~zero, rng.integers(1, 6, n), 0)
     batch_ms = np.where(srun > 0, np.maximum(used_ms // 200, 3), used_ms)
+    batch_ms = np.minimum(batch_ms, np.floor(jobs["cpus_pn"] * el * 1000 * MAX_STEP_EFF).astype(np.int64))
     batch_ms = np.where(has_batch, batch_ms, 0)
     batch_ms[zero] = 0
     srun_total_ms = np.where(srun > 0, used_ms - np.where(has_batch, batch_ms, 0), 0)
@@ -70,10 +72,11 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
     s_end = start[sj] + lead[sj] + np.floor(span[sj] * cum_share).astype(np.int64)
     last = sk == srun[sj] - 1
     s_end[last] = start[sj][last] + el[sj][last]
-    s_ms = np.floor(srun_total_ms[sj] * share).astype(np.int64)
-    # give rounding leftovers to the last step so the steps add up exactly
-    left = srun_total_ms - np.bincount(sj, weights=s_ms, minlength=n).astype(np.int64)
-    s_ms[last] += left[sj][last]
+    # CPU time in proportion to each step's whole-second duration, never above its cores x duration
+    dur = s_end - s_start
+    dsum = np.bincount(sj, weights=dur, minlength=n)
+    s_ms = np.floor(srun_total_ms[sj] * dur / np.maximum(dsum[sj], 1)).astype(np.int64)
+    s_ms = np.minimum(s_ms, np.floor(cpus[sj] * dur * 1000 * MAX_STEP_EFF).astype(np.int64))
     # sacct prints whole seconds from an hour up: keep such steps whole so the allocation line is their sum
     s_ms = _printable(s_ms)
     batch_ms = _printable(batch_ms)
@@ -107,9 +110,10 @@ def build_steps(rng: np.random.Generator, jobs: dict, start: np.ndarray) -> dict
     if len(sj):
         np.maximum.at(srun_peak, sj, s_total)
     peak_kib = ext_total + batch_rss + srun_peak
+    cpu_used_ms = np.where(has_batch, batch_ms, 0) + ext_ms + srun_total_ms
     return {
-        "cpu_used_ms": np.where(has_batch, batch_ms, 0) + ext_ms + srun_total_ms,
-        "cpu_true_ms": true_ms,
+        "cpu_used_ms": cpu_used_ms,
+        "cpu_true_ms": np.where(zero, true_ms, cpu_used_ms),   # differs only where TotalCPU is a planted 0
         "mem_peak_kib": peak_kib,
         "alloc_mem_bytes": mem["alloc_mem_bytes"],
         "has_batch": has_batch, "has_ext": has_ext,

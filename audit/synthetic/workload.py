@@ -307,7 +307,7 @@ def _use(rng, jobs, prof) -> None:
     eff = rng.beta(ce["beta_a"], ce["beta_b"], n)
     eff[single] = rng.uniform(0.85, 1.0, single.sum()) / cpus[single]
     eff[jobs["mpi"] & ~single] = np.maximum(eff[jobs["mpi"] & ~single], 0.5)
-    jobs["cpu_eff"] = np.clip(eff, 0.001, 1.0)
+    jobs["cpu_eff"] = np.clip(eff, 0.001, 0.98)
     mem = prof["memory"]
     ratio = np.exp(np.log(mem["overrequest_median"]) + mem["overrequest_log_sd"] * rng.standard_normal(n))
     jobs["mem_ratio"] = np.maximum(ratio, 1.05)
