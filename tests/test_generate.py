@@ -148,6 +148,21 @@ def test_no_line_uses_more_cpu_than_its_cores_over_its_elapsed(week):
     assert (cpu <= held + 1e-9).all()
 
 
+def test_times_are_consistent(week):
+    df = _sacct(week)
+    ran = df[df["Start"] != "None"]
+    start, end = pd.to_datetime(ran["Start"]), pd.to_datetime(ran["End"])
+    el = parse_duration(ran["Elapsed"])[0]
+    assert ((end - start).dt.total_seconds() == el).all()
+    assert (pd.to_datetime(ran["Submit"]) <= start).all()
+    key = ran["JobID"].str.replace(r"\.\w+$", "", regex=True)
+    is_step = ran["JobID"].str.contains(r"\.", regex=True)
+    job_start = start[~is_step].groupby(key[~is_step]).first()
+    job_end = end[~is_step].groupby(key[~is_step]).first()
+    assert (start[is_step] >= job_start.loc[key[is_step]].to_numpy()).all()
+    assert (end[is_step] <= job_end.loc[key[is_step]].to_numpy()).all()
+
+
 def test_node_lists_match_the_written_cluster_shape(week):
     df = _sacct(week)
     cluster = load_cluster(week / "cluster.toml")
