@@ -125,7 +125,7 @@ class TelemetryJoin:
         tel = telemetry.reset_index(drop=True)
         direct = self._direct_rows(tel, keys)
         hold_tab = self._holds(jobs, holds, keys, start, end)
-        summary: dict = {"samples": int(len(tel)), "by_path": {}, "gpu_metric": {}}
+        summary: dict = {"samples": int(len(tel)), "by_path": {}}
         interval = self.policy.interval_s
         util_stats, mem_stats = {}, {}
         gpu_metric_mask = tel["metric"].isin(list(UTIL_SCALE) + list(GPU_MEM_SCALE)).to_numpy()
@@ -176,7 +176,7 @@ class TelemetryJoin:
         path = np.where(row >= 0, 1, 0)
         tol = self.policy.skew_tolerance_s
         if holds is not None and len(holds):
-            node_codes, node_uni = pd.factorize(pd.concat([holds["node"].astype("object"),
+            node_codes, _ = pd.factorize(pd.concat([holds["node"].astype("object"),
                                                            g["node"].astype("object")], ignore_index=True))
             gpu_h = holds["gpu_index"].to_numpy(dtype="float64")
             gpu_s = g["gpu_index"].to_numpy(dtype="float64", na_value=np.nan)
@@ -195,8 +195,9 @@ class TelemetryJoin:
             held_rows = np.zeros(n, dtype=bool)
         # slots: (job row, series) pairs
         ok = row >= 0
-        slot_codes, slot_uni = pd.factorize(pd.Series(row[ok]).astype(str) + ":" + pd.Series(series[ok]).astype(str))
-        slot_row = row[ok][np.unique(slot_codes, return_index=True)[1]]
+        width = np.int64(series.max() + 1) if len(series) else np.int64(1)
+        slot_codes, slot_uni = pd.factorize(row[ok].astype(np.int64) * width + series[ok])
+        slot_row = row[ok][np.unique(slot_codes, return_index=True)[1]]  # codes number first appearances
         acc = Accumulator(len(slot_uni))
         acc.add(slot_codes.astype(np.int64), v[ok])
         cnt, tot, psum, pmax = group_reduce(slot_row, n, acc.count, acc.sum, acc.max)

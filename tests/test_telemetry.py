@@ -234,3 +234,27 @@ def test_stream_matches_the_join(tmp_path):
     assert np.allclose(tot / cnt / 100, joined["gpu_util_mean"].astype(float))
     assert np.allclose(fb * MiB, joined["gpu_mem_peak_bytes"].astype(float))
     assert res.samples == len(t) and res.attributed == 2 * (2 * 40 + 2 * len(GRID))
+
+
+def test_week_telemetry_only_totals_match_truth():
+    """GPU jobs without a jobstats summary get their use from telemetry alone: their GPU-hours used and
+    GPU-memory GiB-hours at peak equal truth.json's ``gpu_by_usage_source.telemetry_only`` within 0.5 %."""
+    import json
+
+    from audit.ingest import read_inputs
+
+    from .conftest import ROOT
+
+    week = ROOT / "sample_traces" / "week"
+    truth = json.loads((week / "truth.json").read_text()) if (week / "truth.json").exists() else {}
+    if "gpu_by_usage_source" not in truth:
+        pytest.skip("sample week without per-source GPU truth")
+    want = truth["gpu_by_usage_source"]["telemetry_only"]
+    j = read_inputs([week]).jobs
+    g = j[(j["alloc_gpus"] > 0) & ~j["caveats"].fillna("").str.contains("jobstats")]
+    el, n = g["elapsed_s"].astype(float), g["alloc_gpus"].astype(float)
+    assert len(g) == want["jobs"]
+    used = (n * el * g["gpu_util_mean"].astype(float).fillna(0)).sum() / 3600
+    peak = (el * g["gpu_mem_peak_bytes"].astype(float).fillna(0)).sum() / 2**30 / 3600
+    assert used == pytest.approx(want["gpu_hours_used"], rel=0.005)
+    assert peak == pytest.approx(want["gpu_mem_gib_hours_peak"], rel=0.005)
