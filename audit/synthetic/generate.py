@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cluster import compress_hostlist, load_cluster
+from .cluster import cluster_toml, compress_hostlist, load_cluster
 from .corrupt import corrupt_lines
 from .ids import job_ids
 from .jobstats_comments import admin_comments
@@ -109,7 +109,6 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
             w.writerows(corrupted)
         written.append(path)
 
-    from .cluster import cluster_toml
     ct = out / "cluster.toml"
     ct.write_text(cluster_toml(cluster), encoding="utf-8")
     written.append(ct)
