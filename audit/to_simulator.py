@@ -3,17 +3,19 @@ cluster-shape TOML/dict to :class:`simulator.records.Cluster`.
 
 Requests become per-node values: CPUs and GPUs are the job totals divided by the node count
 (rounded up), memory the job total divided by the node count.  Times become seconds since the
-earliest submission.  The scheduler's estimate is the time limit, else the run time.
+earliest submission.  The scheduler's estimate is the time limit, else the run time.  A job whose
+logged run exceeds its time limit (a logged TIMEOUT, or the kill grace time) gets the logged run as
+its limit, so replaying the requests users made reproduces the log instead of killing it again.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import tomllib
 
 from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
 
@@ -70,9 +72,12 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     if procs is not None:
         mem_total = np.zeros(len(df), dtype=np.int64)
     limit = df["time_limit_s"].to_numpy(dtype=np.float64, na_value=np.inf)
-    limit = np.where(limit > 0, limit, np.inf)
     run = df["elapsed_s"].to_numpy(dtype=np.float64)
-    estimate = np.where(np.isfinite(limit), limit, run)
+    # A run the log shows past its limit (a logged TIMEOUT, or the kill grace time) keeps its logged
+    # length: the log's own kills are replayed as they happened, not killed again.
+    limit = np.where(limit > 0, limit, np.inf)
+    estimate = np.where(np.isfinite(limit), limit, run)  # what the scheduler sees: the request
+    limit = np.maximum(limit, run)
     peak = df["mem_peak_bytes"].to_numpy(dtype=np.float64, na_value=0)
     cpu_used = df["cpu_used_s"].to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -101,19 +106,32 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     return Converted(jobs=Jobs.from_arrays(**cols), dropped=dropped, origin=origin)
 
 
-_GROUP_KEYS = {"name", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes", "switch",
-               "nodes_per_switch"}
+GIB = 2**30
+_GROUP_KEYS = {"name", "count", "cpus", "mem_bytes", "mem_gib", "gpus", "gpu_type", "gpu_mem_bytes", "gpu_mem_gib",
+               "switch", "nodes_per_switch", "racks", "partition", "partitions", "prefix", "digits", "gpu_model",
+               "nodes"}
+_PARTITION_KEYS = {"name", "groups", "node_groups", "kind", "max_time", "default"}
 
 
 def to_cluster(spec, *, source: str = "cluster spec") -> Cluster | Pool:
-    """Cluster shape from a dict (or a TOML file path) with ``[[node_groups]]`` (name, count, cpus,
-    mem_bytes, gpus, gpu_type, gpu_mem_bytes, switch, nodes_per_switch) and optional
-    ``[[partitions]]`` (name, groups); or ``procs = P`` for a single pool.  A ``[cluster]`` table
-    holding these keys is accepted too.  Errors name the file and the offending entry."""
+    """Cluster shape from a dict (or a TOML file path) in the project's cluster format.
+
+    ``[[node_groups]]``: name, count, cpus, memory (``mem_bytes`` or ``mem_gib``), gpus, gpu_type,
+    GPU memory (``gpu_mem_bytes`` or ``gpu_mem_gib``), and the partitions it belongs to
+    (``partition`` or ``partitions``); topology as ``switch`` (one switch group), ``racks`` (a count,
+    or a list of rack tables: the nodes split in order into that many equal blocks, one leaf switch
+    each) or ``nodes_per_switch``; ``prefix``, ``digits``, ``nodes``, ``gpu_model`` are accepted and
+    not used.  ``[[partitions]]``: name, optionally ``groups``/``node_groups`` (node groups it spans,
+    besides those naming it); ``kind``, ``max_time``, ``default`` are accepted and not used.
+    ``procs = P`` instead gives a single pool.  A ``[cluster]`` table holding these keys is accepted
+    too.  Errors name the file and the offending entry."""
     if isinstance(spec, (str, Path)):
         source = str(spec)
-        with open(spec, "rb") as fh:
-            spec = tomllib.load(fh)
+        try:
+            with open(spec, "rb") as fh:
+                spec = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{source}: not valid TOML: {exc}") from exc
     if "cluster" in spec and isinstance(spec["cluster"], dict):
         spec = spec["cluster"]
     if "procs" in spec:
@@ -121,28 +139,45 @@ def to_cluster(spec, *, source: str = "cluster spec") -> Cluster | Pool:
     groups_spec = spec.get("node_groups") or spec.get("groups")
     if not groups_spec:
         raise ValueError(f"{source}: no [[node_groups]] and no procs")
+    members: dict = {}
     groups = []
     for k, g in enumerate(groups_spec):
+        where = f"{source}: node_groups[{k}] ({g.get('name')!r})"
         unknown = set(g) - _GROUP_KEYS
         if unknown:
-            raise ValueError(f"{source}: node_groups[{k}]: unknown keys {sorted(unknown)}")
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
         for need in ("name", "count", "cpus"):
             if need not in g:
                 raise ValueError(f"{source}: node_groups[{k}]: missing {need!r}")
         try:
+            count = int(g["count"])
+            per_switch = int(g.get("nodes_per_switch", 0))
+            if "racks" in g:
+                racks = g["racks"]
+                racks = len(racks) if isinstance(racks, list) else int(racks)
+                per_switch = -(-count // max(1, racks))
             groups.append(NodeGroup(
-                name=str(g["name"]), count=int(g["count"]), cpus=int(g["cpus"]),
-                mem_bytes=int(g.get("mem_bytes", 0)), gpus=int(g.get("gpus", 0)),
-                gpu_type=str(g.get("gpu_type", "")), gpu_mem_bytes=int(g.get("gpu_mem_bytes", 0)),
-                switch=str(g.get("switch", "")), nodes_per_switch=int(g.get("nodes_per_switch", 0)),
+                name=str(g["name"]), count=count, cpus=int(g["cpus"]),
+                mem_bytes=int(g.get("mem_bytes", round(float(g.get("mem_gib", 0)) * GIB))),
+                gpus=int(g.get("gpus", 0)), gpu_type=str(g.get("gpu_type", "")),
+                gpu_mem_bytes=int(g.get("gpu_mem_bytes", round(float(g.get("gpu_mem_gib", 0)) * GIB))),
+                switch=str(g.get("switch", "")), nodes_per_switch=per_switch,
             ))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{source}: node_groups[{k}] ({g.get('name')!r}): {exc}") from exc
+            raise ValueError(f"{where}: {exc}") from exc
+        named = g.get("partitions") or ([g["partition"]] if "partition" in g else [])
+        for part in named:
+            members.setdefault(str(part), []).append(str(g["name"]))
     parts = []
     for k, p in enumerate(spec.get("partitions", [])):
-        if "name" not in p or "groups" not in p:
-            raise ValueError(f"{source}: partitions[{k}]: needs 'name' and 'groups'")
-        parts.append(Partition(name=str(p["name"]), groups=tuple(str(x) for x in p["groups"])))
+        unknown = set(p) - _PARTITION_KEYS
+        if "name" not in p or unknown:
+            raise ValueError(f"{source}: partitions[{k}]: needs 'name'; unknown keys {sorted(unknown)}")
+        listed = [*p.get("groups", []), *p.get("node_groups", [])]
+        names = list(dict.fromkeys([*members.pop(str(p["name"]), []), *(str(x) for x in listed)]))
+        parts.append(Partition(name=str(p["name"]), groups=tuple(names)))
+    for name, names in members.items():
+        parts.append(Partition(name=name, groups=tuple(names)))
     try:
         return Cluster(groups=tuple(groups), partitions=tuple(parts),
                        strict_partitions=bool(spec.get("strict_partitions", False)))

@@ -134,6 +134,9 @@ class Context:
         self.resubs: list = []
         self.seq = 0
         self.passes = 0
+        self.releases = 0  # attempts stopped so far: policies compare it to see whether anything was freed
+        self.keep_released = model.kind != "pool"
+        self.released: list = []  # the allocations given back, in order (node clusters only)
         # per job state
         nan = math.nan
         self.alloc = [None] * n
@@ -287,6 +290,9 @@ class Context:
     def _stop(self, i: int, t: float, outcome: str) -> None:
         alloc = self.alloc[i]
         self.free = self.model.give(self.free, alloc)
+        self.releases += 1
+        if self.keep_released:
+            self.released.append(alloc)
         running = self.running
         pos = bisect_left(running, self.running_key[i])
         del running[pos]
@@ -307,9 +313,15 @@ class Context:
         if self.attempts[i] >= self.retry.max_attempts:
             return
         if outcome == "OUT_OF_MEMORY":
-            self.mem[i] = self.retry.memory(self.mem[i], self.orig_mem[i])
+            mem = self.retry.memory(self.mem[i], self.orig_mem[i])
+            if mem <= self.mem[i]:
+                return  # the same request would fail the same way: the job stays failed
+            self.mem[i] = mem
         else:
-            self.limit[i] = self.retry.limit(self.limit[i], self.orig_limit[i])
+            limit = self.retry.limit(self.limit[i], self.orig_limit[i])
+            if limit <= self.limit[i]:
+                return
+            self.limit[i] = limit
         self.req[i] = self.model.request(self.nodes_req[i], self.cpus_req[i], self.mem[i], self.gpus_req[i],
                                          self.partition[i])
         self.progress[i] = 0.0

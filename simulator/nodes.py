@@ -1,33 +1,44 @@
 """Resource model of a cluster of nodes with CPUs, memory and GPUs (see :mod:`simulator.pool` for the algebra).
 
-A free state is an (nodes, 3) int64 array; an allocation is ``(node indices, per-node need)``.
+A free state is a (3, nodes) int64 array (rows: CPUs, memory bytes, GPUs); an allocation is
+``(node indices, per-node need as a column)`` as arrays, followed by the same two as a Python list
+and tuple (for loops that read them one by one).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .placement import FIT_RULES, TOPOLOGY_RULES, place
+from .placement import FIT_RULES, TOPOLOGY_RULES, candidates, place
 from .records import Cluster
 
 
 class NodeRequest:
-    """A per-node request for ``nodes`` nodes within the nodes ``allowed`` by its partition."""
+    """A per-node request for ``nodes`` nodes within the nodes ``allowed`` by its partition (the
+    range ``[lo, hi)``, further restricted by ``mask`` when the partition is not a range)."""
 
-    __slots__ = ("nodes", "need", "allowed", "total")
+    __slots__ = ("nodes", "need", "allowed", "total", "need_t", "allowed_list", "lo", "hi", "mask", "part")
 
-    def __init__(self, nodes: int, need: np.ndarray, allowed: np.ndarray):
+    def __init__(self, nodes: int, need: np.ndarray, allowed: np.ndarray, part: int = 0):
         self.nodes = nodes
+        self.part = part
         self.need = need
         self.allowed = allowed
         self.total = int(need[0]) * nodes
+        self.need_t = tuple(int(x) for x in need)
+        self.allowed_list = allowed.tolist()
+        idx = np.flatnonzero(allowed)
+        self.lo = int(idx[0]) if len(idx) else 0
+        self.hi = int(idx[-1]) + 1 if len(idx) else 0
+        self.mask = None if len(idx) == self.hi - self.lo else allowed
 
 
 class NodeModel:
     """Nodes grouped by type; multi-node jobs start as a gang on ``nodes`` nodes at once.
 
     ``fit``: ``"first"`` (lowest-numbered fitting nodes) or ``"best"`` (least left over);
-    ``topology``: ``"none"``, ``"prefer"`` or ``"require"`` one switch group.
+    ``topology``: ``"none"``, ``"prefer"`` or ``"require"`` one switch group.  Free states are
+    (3, nodes) arrays: rows are CPUs, memory bytes and GPUs.
     """
 
     kind = "nodes"
@@ -51,7 +62,7 @@ class NodeModel:
                 else:
                     key = g.switch or g.name
                 switches.append(switch_ids.setdefault(key, len(switch_ids)))
-        self.capacity = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        self.capacity = np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(-1, 3).T)
         self.group = np.array(groups, dtype=object)
         self.switch = np.array(switches, dtype=np.int64)
         everything = np.ones(len(rows), dtype=bool)
@@ -59,6 +70,10 @@ class NodeModel:
         for p in cluster.partitions:
             self._allowed[p.name] = np.isin(self.group, list(p.groups))
         self._everything = everything
+        #: partition number of each partition name, and the partitions each node belongs to
+        self.part_id = {name: k for k, name in enumerate(self._allowed)}
+        masks = np.array(list(self._allowed.values()))
+        self.node_parts = [np.flatnonzero(masks[:, n]).tolist() for n in range(len(rows))]
         self._cache: dict = {}
 
     def initial(self) -> np.ndarray:
@@ -72,8 +87,8 @@ class NodeModel:
             if allowed is None:
                 if self.cluster.strict_partitions:
                     raise ValueError(f"unknown partition {partition!r}")
-                allowed = self._everything
-            req = NodeRequest(nodes, np.array([cpus, mem, gpus], dtype=np.int64), allowed)
+                allowed, partition = self._everything, ""
+            req = NodeRequest(nodes, np.array([cpus, mem, gpus], dtype=np.int64), allowed, self.part_id[partition])
             self._cache[key] = req
         return req
 
@@ -81,17 +96,22 @@ class NodeModel:
         return self.fits(self.capacity, req) is not None
 
     def fits(self, free: np.ndarray, req: NodeRequest):
-        idx = place(free, req.need, req.nodes, req.allowed, self.switch, self.capacity, self.fit, self.topology)
-        return None if idx is None else (idx, req.need)
+        idx = place(free, req.need_t, req.nodes, req.lo, req.hi, req.mask, self.switch, self.capacity, self.fit,
+                    self.topology)
+        return None if idx is None else (idx, req.need[:, None], idx.tolist(), req.need_t)
+
+    def count_fitting(self, free: np.ndarray, req: NodeRequest) -> int:
+        """How many allowed nodes could each hold the per-node need."""
+        return len(candidates(free, req.need_t, req.lo, req.hi, req.mask))
 
     @staticmethod
     def take(free: np.ndarray, alloc) -> np.ndarray:
-        free[alloc[0]] -= alloc[1]
+        free[:, alloc[0]] -= alloc[1]
         return free
 
     @staticmethod
     def give(free: np.ndarray, alloc) -> np.ndarray:
-        free[alloc[0]] += alloc[1]
+        free[:, alloc[0]] += alloc[1]
         return free
 
     @staticmethod
@@ -104,13 +124,14 @@ class NodeModel:
 
     @staticmethod
     def empty(free: np.ndarray) -> bool:
-        return not (free[:, 0].any() or free[:, 2].any())
+        return not (free[0].any() or free[2].any())
 
     @staticmethod
     def held(alloc) -> tuple:
-        n = len(alloc[0])
-        return int(alloc[1][0]) * n, int(alloc[1][1]) * n, int(alloc[1][2]) * n
+        n = len(alloc[2])
+        c, m, g = alloc[3]
+        return c * n, m * n, g * n
 
     @staticmethod
     def nodes_of(alloc) -> tuple:
-        return tuple(int(k) for k in alloc[0])
+        return tuple(alloc[2])

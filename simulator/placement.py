@@ -1,7 +1,9 @@
 """Choosing nodes for a gang of identical per-node requests (pure functions on NumPy arrays).
 
-``free`` is an (nodes, 3) array of free CPUs, memory bytes and GPUs; ``need`` a length-3 array per
-node.  Every function returns the chosen node indices (sorted) or ``None``.
+``free`` is a (3, nodes) array of free CPUs, memory bytes and GPUs (one row per resource, so a
+partition's nodes are contiguous slices); ``need`` the per-node need as a tuple.  A partition is the
+node range ``[lo, hi)`` with an optional boolean ``mask`` over all nodes when it is not a range.
+Every function returns the chosen node indices (ascending) or ``None``.
 """
 
 from __future__ import annotations
@@ -12,15 +14,25 @@ FIT_RULES = ("first", "best")
 TOPOLOGY_RULES = ("none", "prefer", "require")
 
 
-def candidates(free: np.ndarray, need: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Indices of allowed nodes with at least ``need`` of every resource free."""
-    return np.flatnonzero(allowed & (free >= need).all(axis=1))
+def candidates(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndarray:
+    """Indices of the partition's nodes with at least ``need`` of every resource free."""
+    c, m, g = need
+    ok = free[0, lo:hi] >= c
+    if m:
+        ok &= free[1, lo:hi] >= m
+    if g:
+        ok &= free[2, lo:hi] >= g
+    if mask is not None:
+        ok &= mask[lo:hi]
+    idx = ok.nonzero()[0]
+    return idx + lo if lo else idx
 
 
-def leftover_score(free: np.ndarray, need: np.ndarray, capacity: np.ndarray, cand: np.ndarray) -> np.ndarray:
+def leftover_score(free: np.ndarray, need: tuple, capacity: np.ndarray, cand: np.ndarray) -> np.ndarray:
     """Best-fit score: the sum over resources of the share of the node left free after placing."""
-    cap = np.where(capacity[cand] > 0, capacity[cand], 1)
-    return ((free[cand] - need) / cap).sum(axis=1)
+    cap = capacity[:, cand]
+    cap = np.where(cap > 0, cap, 1)
+    return ((free[:, cand] - np.array(need)[:, None]) / cap).sum(axis=0)
 
 
 def pick(cand: np.ndarray, n: int, rule: str, free, need, capacity) -> np.ndarray:
@@ -32,7 +44,7 @@ def pick(cand: np.ndarray, n: int, rule: str, free, need, capacity) -> np.ndarra
     return np.sort(cand[order[:n]])
 
 
-def place(free: np.ndarray, need: np.ndarray, n: int, allowed: np.ndarray, switch: np.ndarray,
+def place(free: np.ndarray, need: tuple, n: int, lo: int, hi: int, mask, switch: np.ndarray,
           capacity: np.ndarray, fit: str = "first", topology: str = "none"):
     """Nodes for a job of ``n`` nodes needing ``need`` on each, or ``None`` when it cannot start.
 
@@ -40,7 +52,7 @@ def place(free: np.ndarray, need: np.ndarray, n: int, allowed: np.ndarray, switc
     such group under first fit, the one with fewest fitting nodes under best fit) and spreads it
     otherwise; ``require`` refuses to spread.
     """
-    cand = candidates(free, need, allowed)
+    cand = candidates(free, need, lo, hi, mask)
     if len(cand) < n:
         return None
     if topology == "none" or n == 1:

@@ -5,16 +5,26 @@ at the *shadow time*: running jobs are released in order of estimated end (then 
 the head fits; that job's estimated end is the shadow time, and what has been released beyond the
 head's placement is the *extra*.  With ``release_ties=True`` every job estimated to end at the shadow
 time is released into the extra, not only those up to the one that made the head fit (a little
-more backfilling: on KTH-SP2 the mean wait drops by about 2 %; see docs/simulator.md).  A later job may start now ("backfill") only if it fits now and either
-its estimate ends by the shadow time or it fits inside the extra (which it then uses up), so it can
-never delay the head's reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's
-``bf_max_job_test``); ``None`` examines all.  ``record=True`` keeps each job's first reservation in
-``reservations`` (job id → shadow time).
+more backfilling: on KTH-SP2 the mean wait drops by about 2 %; see docs/simulator.md).  On a node
+cluster, nodes outside the head's partition are never needed by it, so their extra is everything.
+
+A later job may start now ("backfill") only if it fits now and either its estimate ends by the
+shadow time or it fits inside the extra (which it then uses up), so it can never delay the head's
+reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_max_job_test``);
+``None`` examines all.  ``record=True`` keeps each job's first reservation in ``reservations``
+(job id → shadow time).
+
+Incremental passes: under an order that never reshuffles the queue, a pass in which nothing was
+released since the previous one (only new submissions) cannot start the head or any job examined
+before — free resources and the extra only shrank and the clock only advanced — so it examines the
+new jobs only.  This gives the same schedule as a full pass, much faster.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..result import RESERVATION, RESOURCES
 from .fifo import start_head
@@ -32,16 +42,41 @@ class EASY:
         self.record = record
         self.release_ties = release_ties
         self.reservations: dict = {}
+        self._cache = None
+        self._memo: dict = {"marks": set(), "xmarks": set(), "releases": 0}
 
     def reset(self, ctx) -> None:
         self.order.reset(ctx)
         self.reservations = {}
+        self._cache = None
+        self._memo = {"marks": set(), "xmarks": set(), "releases": 0}
+
+    def requeued(self, ctx, i: int) -> None:
+        self._memo["marks"].discard(i)
+        self._memo["xmarks"].discard(i)
 
     def schedule(self, ctx) -> None:
         q = ctx.queue
         if not q:
+            self._cache = None
             return
         self.order.arrange(ctx)
+        cache = self._cache
+        if cache is not None and cache[0] == q[0] and getattr(self.order, "static", False):
+            head, shadow, extra, seen, releases = cache
+            if releases == ctx.releases:
+                ctx.note(head, RESOURCES)
+                extra = backfill(ctx, q, shadow, extra, self.depth, first=seen, memo=self._memo)
+                self._cache = (head, shadow, extra, len(q), ctx.releases)
+                return
+            if not touches(ctx, head, releases):
+                # resources came back only on nodes the head cannot use: its reservation stands,
+                # but every waiting job may now fit
+                ctx.note(head, RESOURCES)
+                extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
+                self._cache = (head, shadow, extra, len(q), ctx.releases)
+                return
+        self._cache = None
         started = start_head(ctx, q)
         if started:
             del q[:started]
@@ -49,35 +84,115 @@ class EASY:
             return
         head = q[0]
         ctx.note(head, RESOURCES)
-        model = ctx.model
-        if len(q) == 1 or model.empty(ctx.free):
-            return
         shadow, extra = reservation(ctx, head, self.release_ties)
         if self.record and ctx.ids[head] not in self.reservations:
             self.reservations[ctx.ids[head]] = shadow
-        backfill(ctx, q, shadow, extra, self.depth)
+        extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
+        self._cache = (head, shadow, extra, len(q), ctx.releases)
+
+
+def touches(ctx, head: int, since: int) -> bool:
+    """Whether any attempt stopped after the first ``since`` released resources the head could use."""
+    if ctx.model.kind == "pool":
+        return True
+    allowed = ctx.req[head].allowed_list
+    released = ctx.released
+    for k in range(since, len(released)):
+        for node in released[k][2]:
+            if allowed[node]:
+                return True
+    return False
 
 
 def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
     """``(shadow time, extra free state)`` for the head job, from running jobs' estimated ends."""
     model = ctx.model
+    if model.kind == "pool":
+        return _pool_reservation(ctx, head, release_ties)
+    if model.topology == "require":
+        shadow, extra = _generic_reservation(ctx, head, release_ties)
+    else:
+        shadow, extra = _node_reservation(ctx, head, release_ties)
+    allowed = ctx.req[head].allowed
+    if not allowed.all():
+        extra[:, ~allowed] = model.capacity[:, ~allowed]
+    return shadow, extra
+
+
+def _pool_reservation(ctx, head: int, release_ties: bool) -> tuple:
+    need = ctx.req[head]
+    f = ctx.free
+    running = ctx.running
+    alloc = ctx.alloc
+    n = len(running)
+    for k in range(n):
+        e, _, j = running[k]
+        f += alloc[j]
+        if f >= need:
+            m = k + 1
+            while release_ties and m < n and running[m][0] == e:
+                f += alloc[running[m][2]]
+                m += 1
+            return e, f - need
+    return math.inf, f
+
+
+def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
+    """Per-node readiness: identical per-node needs make nodes independent, so the head fits as soon
+    as ``nodes`` allowed nodes each hold its need (placement may prefer a switch, never require one)."""
+    model = ctx.model
+    r = ctx.req[head]
+    nc, nm, ng = r.need_t
+    allowed = r.allowed_list
+    free = ctx.free
+    ready = model.count_fitting(free, r)
+    f = {}
+    shadow = math.inf
+    running = ctx.running
+    alloc = ctx.alloc
+    n = len(running)
+    k = 0
+    while k < n:
+        e, _, j = running[k]
+        if ready >= r.nodes and not (release_ties and e == shadow):
+            break
+        a = alloc[j]
+        a0, a1, a2 = a[3]
+        for node in a[2]:
+            if not allowed[node]:
+                continue
+            v = f.get(node)
+            if v is None:
+                v = f[node] = free[:, node].tolist()
+            was = v[0] >= nc and v[1] >= nm and v[2] >= ng
+            v[0] += a0
+            v[1] += a1
+            v[2] += a2
+            if not was and v[0] >= nc and v[1] >= nm and v[2] >= ng:
+                ready += 1
+        k += 1
+        if ready >= r.nodes and shadow == math.inf:
+            shadow = e
+    at_shadow = free.copy()
+    for node, v in f.items():
+        at_shadow[:, node] = v
+    if shadow == math.inf:
+        return shadow, at_shadow
+    return shadow, model.take(at_shadow, model.fits(at_shadow, r))
+
+
+def _generic_reservation(ctx, head: int, release_ties: bool) -> tuple:
+    model = ctx.model
     fits = model.fits
     give = model.give
-    held = model.held
     r = ctx.req[head]
     f = model.copy(ctx.free)
     running = ctx.running
     alloc = ctx.alloc
-    need = r if model.kind == "pool" else r.total
-    total = total_free(model, f)
     n = len(running)
     for k in range(n):
         e, _, j = running[k]
-        a = alloc[j]
-        f = give(f, a)
-        total += held(a)[0]
-        if total < need:
-            continue
+        f = give(f, alloc[j])
         if fits(f, r) is None:
             continue
         m = k + 1
@@ -88,31 +203,30 @@ def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
     return math.inf, f
 
 
-def total_free(model, f) -> int:
-    return f if model.kind == "pool" else int(f[:, 0].sum())
-
-
-def backfill(ctx, q, shadow: float, extra, depth) -> None:
-    """Start later jobs that cannot delay the head's reservation (see the module text)."""
-    model = ctx.model
+def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None):
+    """Start later jobs (from position ``first``) that cannot delay the head's reservation (see the
+    module text); return what is left of the extra."""
     stop = len(q) if depth is None else min(len(q), depth + 1)
-    if model.kind == "pool":
-        started = _backfill_pool(ctx, q, stop, shadow, extra)
+    if first >= stop or ctx.model.empty(ctx.free):
+        return extra
+    if ctx.model.kind == "pool":
+        started, extra = _backfill_pool(ctx, q, first, stop, shadow, extra)
     else:
-        started = _backfill_nodes(ctx, q, stop, shadow, extra)
+        started, extra = _backfill_nodes(ctx, q, first, stop, shadow, extra, memo)
     for pos in reversed(started):
         del q[pos]
+    return extra
 
 
-def _backfill_pool(ctx, q, stop: int, shadow: float, extra: int) -> list:
-    """The same rule on plain processor counts (the hot path of trace replays)."""
+def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> tuple:
+    """The rule on plain processor counts (the hot path of trace replays)."""
     req = ctx.req
     est = ctx.est
     now = ctx.now
     free = ctx.free
     notes = ctx.pass_notes
     started = []
-    for pos in range(1, stop):
+    for pos in range(first, stop):
         i = q[pos]
         r = req[i]
         if r > free:
@@ -127,30 +241,106 @@ def _backfill_pool(ctx, q, stop: int, shadow: float, extra: int) -> list:
         started.append(pos)
         if free <= 0:
             break
-    return started
+    return started, extra
 
 
-def _backfill_nodes(ctx, q, stop: int, shadow: float, extra) -> list:
+def _fits_on(r, rows) -> bool:
+    """Whether a one-node request fits on one of ``rows`` (node, free [CPUs, memory, GPUs]) in its partition."""
+    nc, nm, ng = r.need_t
+    allowed = r.allowed_list
+    for n, v in rows:
+        if allowed[n] and v[0] >= nc and v[1] >= nm and v[2] >= ng:
+            return True
+    return False
+
+
+def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None) -> tuple:
+    """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
+    and the extra only shrink, so a request shape that failed once is not tried again, and a request
+    larger than the most any node has free is skipped.  Across passes (``memo``): a job that did not
+    fit stays unable to fit until resources come back on a node of its partition, so it is skipped
+    while its partition has had no release, and a one-node job is then looked for only on the nodes
+    released since (free resources elsewhere only shrank)."""
     model = ctx.model
     fits = model.fits
     req = ctx.req
     est = ctx.est
     now = ctx.now
+    notes = ctx.pass_notes
+    free = ctx.free
+    failed = set()
+    failed_extra = set()
+    mc, mm, mg = free.max(axis=1).tolist()
+    if memo is not None:
+        marks = memo["marks"]
+        touched = [False] * len(model.part_id)
+        node_parts = model.node_parts
+        released = ctx.released
+        nodes = set()
+        for k in range(memo["releases"], len(released)):
+            nodes.update(released[k][2])
+        for node in nodes:
+            for part in node_parts[node]:
+                touched[part] = True
+        nodes = sorted(nodes)
+        rows = list(zip(nodes, free[:, nodes].T.tolist(), strict=True)) if nodes else []
+        xmarks = memo["xmarks"]
+        if memo.get("xgen") is not extra:
+            xmarks.clear()  # a new reservation: nothing is known about its extra
+            memo["xgen"] = extra
+        xrows = list(zip(nodes, np.minimum(free[:, nodes], extra[:, nodes]).T.tolist(), strict=True)) if nodes else []
     started = []
-    for pos in range(1, stop):
+    broke = False
+    for pos in range(first, stop):
         i = q[pos]
         r = req[i]
+        nc, nm, ng = r.need_t
+        late = now + est[i] > shadow
+        if memo is not None:
+            if i in marks:  # did not fit at the last pass
+                if not touched[r.part]:
+                    continue
+                if r.nodes == 1 and not _fits_on(r, rows):
+                    continue
+                marks.discard(i)
+            elif late and i in xmarks and r.nodes == 1 and not _fits_on(r, xrows):
+                notes[i] = RESERVATION  # did not fit in the extra at the last pass
+                continue
+        key = id(r)
+        if key in failed or nc > mc or nm > mm or ng > mg:
+            if memo is not None:
+                marks.add(i)
+            continue
         a = fits(ctx.free, r)
         if a is None:
+            failed.add(key)
+            if memo is not None:
+                marks.add(i)
             continue
-        if now + est[i] > shadow:
-            a = fits(model.cap(ctx.free, extra), r)
+        if late:
+            if key in failed_extra:
+                notes[i] = RESERVATION
+                continue
+            a = fits(np.minimum(ctx.free, extra), r)
             if a is None:
-                ctx.note(i, RESERVATION)
+                failed_extra.add(key)
+                notes[i] = RESERVATION
+                if memo is not None:
+                    xmarks.add(i)
                 continue
             extra = model.take(extra, a)
         ctx.start(i, a)
         started.append(pos)
         if model.empty(ctx.free):
+            broke = pos + 1 < stop
             break
-    return started
+        mc, mm, mg = ctx.free.max(axis=1).tolist()
+    if memo is not None:
+        if broke:
+            marks.clear()  # jobs after the stop were not re-checked against this pass's releases
+            xmarks.clear()
+        elif stop < len(q):
+            marks.difference_update(q[stop:])  # nor were jobs beyond the depth cap
+            xmarks.difference_update(q[stop:])
+        memo["releases"] = ctx.releases
+    return started, extra

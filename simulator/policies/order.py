@@ -8,6 +8,8 @@ class SubmitOrder:
     the events of their time, new submissions in job-number order), so nothing needs sorting."""
 
     name = "submit"
+    #: the order of queued jobs never changes between passes (new jobs go to the back)
+    static = True
 
     def reset(self, ctx) -> None:
         pass

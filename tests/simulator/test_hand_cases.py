@@ -266,8 +266,11 @@ def test_escalation_rule_and_attempt_cap():
     # 1 GB: OOM at 33.3 s; 2 GB: OOM at 66.7 s into the second run; 4 GB completes
     assert r.a_mem.tolist() == [GB, 2 * GB, 4 * GB]
     assert r.a_end.tolist() == pytest.approx([100 / 3, 100 / 3 + 200 / 3, 100 / 3 + 200 / 3 + 100])
-    capped = Simulator(cluster, retry=Retry(max_attempts=2)).run(jobs)  # original request = same: fails
-    assert capped.state.tolist() == ["OUT_OF_MEMORY"] and capped.attempts.tolist() == [2]
+    capped = Simulator(cluster, retry=Retry(rule="escalate", max_attempts=2)).run(jobs)
+    assert capped.state.tolist() == ["OUT_OF_MEMORY"] and capped.a_mem.tolist() == [GB, 2 * GB]
+    same = Simulator(cluster).run(jobs)  # the original request is the one that failed: no re-run
+    assert same.state.tolist() == ["OUT_OF_MEMORY"] and same.attempts.tolist() == [1]
+    assert metrics(same)["jobs_failed"] == 1
 
 
 def test_no_kill_at_limit_runs_past_the_estimate():

@@ -107,3 +107,10 @@ def test_converted_jobs_run():
     r = Simulator(cluster, FIFO()).run(out.jobs)
     assert (r.state == "COMPLETED").all()
     assert np.array_equal(r.id, out.jobs["id"])
+
+
+def test_logged_overrun_keeps_its_estimate_and_is_not_killed_again():
+    t = table()
+    t.loc[2, "elapsed_s"] = 90  # job 11 ran 90 s against a 60 s limit (a logged TIMEOUT)
+    j = to_jobs(t).jobs
+    assert (j["estimate"][0], j["limit"][0], j["run"][0]) == (60.0, 90.0, 90.0)
