@@ -13,7 +13,7 @@ from .cluster import cluster_toml, compress_hostlist, load_cluster
 from .corrupt import corrupt_lines
 from .ids import job_ids
 from .jobstats_comments import admin_comments
-from .load import calibrate
+from .load import calibrate, settle
 from .placement import Placer
 from .profile import load_profile
 from .sacct_records import build_sacct_lines, node_lists
@@ -62,9 +62,13 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
     _derive(rng_misc, j, pop, cluster, prof, t0)
 
     het_next = (j["sub_type"] == 2) & (j["task"] == 0)
-    placed = Placer(depth=prof["load"]["queue_depth"]).place(
-        cluster, j["submit"], j["elapsed_s"], j["partition"], j["nodes"], j["cpus_pn"], j["mem_pn_mib"], j["gpus_pn"],
-        j["exclusive"], j["pending_cancel"], het_next)
+    placer = Placer(depth=prof["load"]["queue_depth"])
+
+    def place(jj: dict):
+        return placer.place(cluster, jj["submit"], jj["elapsed_s"], jj["partition"], jj["nodes"], jj["cpus_pn"],
+                            jj["mem_pn_mib"], jj["gpus_pn"], jj["exclusive"], jj["pending_cancel"], het_next)
+
+    placed, cal = settle(j, cluster, t0, span, prof, cal, place)
     start = placed.start
     st = build_steps(rng_steps, j, start)
     ids = job_ids(j["sub"], j["sub_type"], j["task"])
@@ -135,7 +139,8 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
                       "window_start_epoch": int(t0), "cluster": cluster.name, "telemetry_interval_s": interval,
                       "telemetry_samples": int(hs.samples_total), "telemetry_written": bool(write_telemetry),
                       "runtime_scale": {k: round(v, 6) for k, v in cal["scale"].items()},
-                      "offered_load": {k: round(v, 6) for k, v in cal["offered_load"].items()}},
+                      "offered_load": {k: round(v, 6) for k, v in cal["offered_load"].items()},
+                      "placement_rounds": int(prof["load"]["placement_rounds"])},
         "occupancy": _occupancy(j, start, cluster, t0, span),
         "checks": _checks(frame, hs),
         "sacct_lines": {"data": len(lines), "jobs": int(j["n"]), "steps": int(len(lines) - j["n"]),
@@ -217,29 +222,30 @@ def _write_gpu_index(path: Path, job_id: np.ndarray, holds, node_name: np.ndarra
 
 
 def _occupancy(j: dict, start: np.ndarray, cluster, t0: int, span: float) -> dict:
-    """Share of each partition's cores and GPUs allocated over the submission window."""
+    """Share of each partition's cores, memory and GPUs allocated over the submission window, and the
+    dominant (binding) one; ``by_kind`` is the dominant share over all partitions of a kind."""
     on = start >= 0
-    s = np.clip(start, t0, t0 + span)
-    e = np.clip(start + j["elapsed_s"], t0, t0 + span)
-    inside = np.where(on, e - s, 0)
+    inside = np.where(on, np.clip(start + j["elapsed_s"], t0, t0 + span) - np.clip(start, t0, t0 + span), 0)
+    held = inside * j["nodes"]
+    dims = (("cores", j["cpus_pn"], cluster.node_cpus), ("memory", j["mem_pn_mib"], cluster.node_mem_mib),
+            ("gpus", j["gpus_pn"], cluster.node_gpus))
     out = {}
     kinds: dict = {}
     for i, p in enumerate(cluster.partitions):
-        cores, gpus = cluster.capacity(i)
         m = j["partition"] == i
-        c_used = float((j["alloc_cpus"][m] * inside[m]).sum())
-        g_used = float((j["gpus_pn"][m] * j["nodes"][m] * inside[m]).sum())
-        out[p.name] = {"cores": round(c_used / (cores * span), 6)}
-        if gpus:
-            out[p.name]["gpus"] = round(g_used / (gpus * span), 6)
-        k = kinds.setdefault(p.kind, [0.0, 0.0, 0, 0])
-        k[0] += c_used
-        k[1] += g_used
-        k[2] += cores
-        k[3] += gpus
-    by_kind = {}
-    for kind, (cu, gu, cc, gc) in sorted(kinds.items()):
-        by_kind[kind] = round((gu / (gc * span)) if gc else (cu / (cc * span)), 6)
+        on_node = cluster.node_partition == i
+        shares = {}
+        acc = kinds.setdefault(p.kind, {})
+        for name, per_node, cap in dims:
+            total = float(cap[on_node].sum())
+            if total > 0:
+                used = float((per_node[m] * held[m]).sum())
+                shares[name] = round(used / (total * span), 6)
+                u, c = acc.get(name, (0.0, 0.0))
+                acc[name] = (u + used, c + total)
+        shares["dominant"] = max(shares.values())
+        out[p.name] = shares
+    by_kind = {kind: round(max(u / (c * span) for u, c in acc.values()), 6) for kind, acc in sorted(kinds.items())}
     return {"by_partition": out, "by_kind": by_kind}
 
 

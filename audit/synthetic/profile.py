@@ -96,7 +96,7 @@ SHARES = (
     "cpu.mpi_share", "cpu.totalcpu_zero_share_of_mpi", "gpu.multinode_share", "gpu.untyped_request_share",
     "gpu.preemptible_share", "states.cancelled_pending_share", "states.admin_cancel_share", "cpu_efficiency.single_thread_share",
     "gpu_util.bursty_zero_share", "gpu_util.busy_zero_share", "gpu_memory.mean_to_peak", "jobstats.share",
-    "load.target_occupancy",
+    "load.target_occupancy", "load.placement_tolerance",
 )
 POSITIVE = (
     "population.jobs_per_user_month", "population.users_per_account", "population.activity_zipf",

@@ -116,13 +116,17 @@ def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: C
     sub_kind[sub["sub_type"] == 2] = fallback
     if "debug" in kind_ix:
         sub_kind[(sub["sub_type"] == 1) & (sub_kind == kind_ix["debug"])] = fallback
-    # partition within the kind, weighted by capacity (GPUs for GPU partitions, cores otherwise)
+    # partition within the kind, weighted by capacity (GPUs for GPU partitions, cores otherwise); a user
+    # following the habit goes back to the same partition of that kind
+    sub_habit = rng.random(n_sub) < prof["population"]["habit_repeat"]
     sub_part = np.zeros(n_sub, dtype=np.int64)
     for k, ki in kind_ix.items():
-        parts = cluster.partitions_of_kind(k)
+        parts = np.asarray(cluster.partitions_of_kind(k))
         cap = np.array([cluster.capacity(p)[1 if k == "gpu" else 0] for p in parts], dtype=float)
+        usual = parts[rng.choice(len(parts), size=pop["n_users"], p=cap / cap.sum())]
+        fresh = parts[rng.choice(len(parts), size=n_sub, p=cap / cap.sum())]
         on = sub_kind == ki
-        sub_part[on] = np.asarray(parts)[rng.choice(len(parts), size=on.sum(), p=cap / cap.sum())]
+        sub_part[on] = np.where(sub_habit, usual[sub_user], fresh)[on]
 
     # expand submissions to rows
     rows = sub["sub_rows"]
@@ -137,9 +141,9 @@ def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: C
     caps = partition_caps(cluster)
     jobs = {
         "sub": sid, "sub_type": sub_type, "task": within, "submit": sub_t[sid], "user": user,
-        "account": pop["user_account"][user], "kind": kinds, "partition": part,
+        "account": pop["user_account"][user], "kind": kinds, "partition": part, "habit": sub_habit[sid],
     }
-    _sizes(rng, jobs, sid, n_sub, caps, prof)
+    _sizes(rng, jobs, sid, n_sub, caps, prof, pop["n_users"])
     _limits_and_runtimes(rng, jobs, sid, n_sub, caps, prof, pop["n_users"])
     _states(rng, jobs, prof)
     _use(rng, jobs, prof)
@@ -148,11 +152,27 @@ def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: C
     return {"jobs": jobs, "pop": pop}
 
 
-def _per_sub(rng: np.random.Generator, sid: np.ndarray, n_sub: int, values, weights) -> np.ndarray:
-    return pick(rng, values, weights, n_sub)[sid]
+class _Habits:
+    """Draws that repeat per user and partition kind: a job takes its user's habitual value when it follows
+    the habit (probability ``population.habit_repeat``, decided once per submission), else a fresh draw."""
+
+    def __init__(self, rng: np.random.Generator, jobs: dict, sid: np.ndarray, n_sub: int, n_users: int,
+                 habit: np.ndarray):
+        self.rng, self.sid, self.n_sub, self.habit = rng, sid, n_sub, habit
+        kind_ix = np.array([KINDS.index(k) for k in jobs["kind"]], dtype=np.int64)
+        self.key = jobs["user"] * len(KINDS) + kind_ix
+        self.n_keys = n_users * len(KINDS)
+
+    def draw(self, values, weights) -> np.ndarray:
+        usual = pick(self.rng, values, weights, self.n_keys)[self.key]
+        fresh = pick(self.rng, values, weights, self.n_sub)[self.sid]
+        return np.where(self.habit, usual, fresh)
+
+    def chance(self, p: float) -> np.ndarray:
+        return self.draw([True, False], [p, 1.0 - p]).astype(bool)
 
 
-def _sizes(rng, jobs, sid, n_sub, caps, prof) -> None:
+def _sizes(rng, jobs, sid, n_sub, caps, prof, n_users) -> None:
     n = len(sid)
     kind, part = jobs["kind"], jobs["partition"]
     node_cpus, node_mem, node_gpus = caps["cpus"][part], caps["mem_mib"][part], caps["gpus"][part]
@@ -160,43 +180,44 @@ def _sizes(rng, jobs, sid, n_sub, caps, prof) -> None:
     cpus_pn = np.ones(n, dtype=np.int64)
     gpus_pn = np.zeros(n, dtype=np.int64)
     mem_pn = np.zeros(n, dtype=np.int64)  # MiB per node
-    form = _per_sub(rng, sid, n_sub, FORMS, [prof["memory"]["form_weights"][f] for f in FORMS])
+    habit = jobs["habit"]
+    h = _Habits(rng, jobs, sid, n_sub, n_users, habit)
+    form = h.draw(FORMS, [prof["memory"]["form_weights"][f] for f in FORMS]).astype(object)
     exclusive = np.zeros(n, dtype=bool)
     mpi = np.zeros(n, dtype=bool)
-    mib_core = _per_sub(rng, sid, n_sub, prof["memory"]["mib_per_core"], prof["memory"]["mib_per_core_weights"])
-    habit = rng.random(n_sub)[sid] < prof["population"]["habit_repeat"]
+    mib_core = h.draw(prof["memory"]["mib_per_core"], prof["memory"]["mib_per_core_weights"])
 
     c = kind == "cpu"
     cpu = prof["cpu"]
-    cores = _per_sub(rng, sid, n_sub, cpu["cores"], cpu["cores_weights"])
-    is_mpi = c & (rng.random(n_sub)[sid] < cpu["mpi_share"]) & (jobs["sub_type"] == 0)
-    mpi_nodes = _per_sub(rng, sid, n_sub, cpu["mpi_nodes"], cpu["mpi_nodes_weights"])
+    cores = h.draw(cpu["cores"], cpu["cores_weights"])
+    is_mpi = c & h.chance(cpu["mpi_share"]) & (jobs["sub_type"] == 0)
+    mpi_nodes = h.draw(cpu["mpi_nodes"], cpu["mpi_nodes_weights"])
     cpus_pn[c] = cores[c]
     mpi[is_mpi] = True
-    wide = np.maximum(caps["nodes"] // 4, 2)  # no job spans more than a quarter of its partition
+    wide = np.maximum(caps["nodes"] // 4, 1)  # no job spans more than a quarter of its partition
     nodes[is_mpi] = np.minimum(mpi_nodes[is_mpi], np.minimum(wide, caps["nodes"])[part[is_mpi]])
     cpus_pn[is_mpi] = node_cpus[is_mpi]
     exclusive[is_mpi] = True
     form[is_mpi & (form == "total")] = "per_cpu"
 
     d = kind == "debug"
-    dcores = _per_sub(rng, sid, n_sub, prof["debug"]["cores"], prof["debug"]["cores_weights"])
+    dcores = h.draw(prof["debug"]["cores"], prof["debug"]["cores_weights"])
     cpus_pn[d] = dcores[d]
 
     b = kind == "bigmem"
     bm = prof["bigmem"]
-    bcores = _per_sub(rng, sid, n_sub, bm["cores"], bm["cores_weights"])
-    bmem = _per_sub(rng, sid, n_sub, bm["mem_gib"], bm["mem_gib_weights"]) * 1024
+    bcores = h.draw(bm["cores"], bm["cores_weights"])
+    bmem = h.draw(bm["mem_gib"], bm["mem_gib_weights"]) * 1024
     cpus_pn[b] = bcores[b]
     form[b & (form == "per_cpu")] = "per_node"
 
     g = kind == "gpu"
     gp = prof["gpu"]
-    gpus = _per_sub(rng, sid, n_sub, gp["gpus"], gp["gpus_weights"])
-    multi = g & (rng.random(n_sub)[sid] < gp["multinode_share"]) & (jobs["sub_type"] == 0)
-    mnodes = _per_sub(rng, sid, n_sub, gp["multinode_nodes"], gp["multinode_nodes_weights"])
-    cpg = _per_sub(rng, sid, n_sub, gp["cpus_per_gpu"], gp["cpus_per_gpu_weights"])
-    mpg = _per_sub(rng, sid, n_sub, gp["mem_gib_per_gpu"], gp["mem_gib_per_gpu_weights"]) * 1024
+    gpus = h.draw(gp["gpus"], gp["gpus_weights"])
+    multi = g & h.chance(gp["multinode_share"]) & (jobs["sub_type"] == 0)
+    mnodes = h.draw(gp["multinode_nodes"], gp["multinode_nodes_weights"])
+    cpg = h.draw(gp["cpus_per_gpu"], gp["cpus_per_gpu_weights"])
+    mpg = h.draw(gp["mem_gib_per_gpu"], gp["mem_gib_per_gpu_weights"]) * 1024
     gpus_pn[g] = np.minimum(gpus[g], node_gpus[g])
     gpus_pn[multi] = node_gpus[multi]
     nodes[multi] = np.minimum(mnodes[multi], np.minimum(wide, caps["nodes"])[part[multi]])
@@ -233,7 +254,7 @@ def _sizes(rng, jobs, sid, n_sub, caps, prof) -> None:
     pc = form == "per_cpu"
     mem_pn[pc] = mem_pn[pc] // cpus_pn[pc] * cpus_pn[pc]
     jobs.update(nodes=nodes, cpus_pn=cpus_pn, gpus_pn=gpus_pn, mem_pn_mib=mem_pn, mem_form=form,
-                exclusive=exclusive, mpi=mpi, habit=habit)
+                exclusive=exclusive, mpi=mpi)
 
 
 def _limits_and_runtimes(rng, jobs, sid, n_sub, caps, prof, n_users) -> None:
