@@ -319,6 +319,18 @@ def test_request_use_ratios_and_state_shares_land_in_profile_ranges(week):
     assert top > 0.5
 
 
+def test_users_repeat_their_habitual_request(week):
+    """Per user and partition, the commonest exact request covers about ``habit_repeat`` of the jobs."""
+    df = _sacct(week)
+    jobs = df[~df["JobID"].str.contains(r"[._]", regex=True)]   # one line per submission
+    req = jobs["NCPUS"] + "|" + jobs["ReqMem"] + "|" + jobs["Timelimit"] + "|" + jobs["ReqTRES"]
+    groups = req.groupby([jobs["User"], jobs["Partition"]])
+    modal = groups.agg(lambda s: s.value_counts().iloc[0] / len(s))[groups.size() >= 10]
+    habit = load_profile(WEEK_PROFILE)["population"]["habit_repeat"]
+    assert len(modal) >= 10
+    assert habit - 0.15 <= modal.median() <= habit + 0.15
+
+
 def test_state_shares_match_the_profile(week):
     """Each terminal state's share is within 4 binomial standard deviations of the profile's share."""
     shares = load_profile(WEEK_PROFILE)["states"]
