@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .telemetry_kernel import Accumulator, HoldIndex, counter_increase, group_reduce, median_interval
+from .telemetry_table import series_codes
 from .units import expand_hostlist
 
 #: utilisation metrics, preferred first, with the factor that makes them 0–1
@@ -64,9 +65,15 @@ def _epoch(ts: pd.Series) -> np.ndarray:
 
 
 def _lookup(keys: pd.Series, index: pd.Index) -> np.ndarray:
-    """Positions of ``keys`` in ``index`` (-1 when absent or null)."""
+    """Positions of ``keys`` in ``index`` (-1 when absent or null); a categorical is looked up per category."""
+    if not len(index):
+        return np.full(len(keys), -1)
+    if isinstance(keys.dtype, pd.CategoricalDtype):
+        per_cat = index.get_indexer(pd.Index(keys.cat.categories.astype(str), dtype=object))
+        codes = keys.cat.codes.to_numpy()
+        return np.where(codes >= 0, per_cat[np.maximum(codes, 0)] if len(per_cat) else -1, -1)
     k = keys.astype("object").where(keys.notna(), None)
-    return index.get_indexer(k) if len(index) else np.full(len(keys), -1)
+    return index.get_indexer(k)
 
 
 class _FirstIndex:
@@ -101,13 +108,23 @@ class _JobKeys:
             self.pods = None
 
     def by_label(self, labels: pd.Series) -> np.ndarray:
-        return self.labels.rows_of(labels.astype("object"))
+        return self.labels.rows_of(labels)
 
     def by_pod(self, namespace: pd.Series, pod: pd.Series) -> np.ndarray:
-        key = namespace.astype("object") + "/" + pod.astype("object")
-        if self.pods is None:  # pods named ``namespace/pod`` in the job table itself
-            return self.ids.rows_of(key)
-        return self.pods.rows_of(key)
+        """Rows for ``namespace/pod`` pairs, built once per distinct pair (never a string per sample)."""
+        ns = namespace.astype("category") if not isinstance(namespace.dtype, pd.CategoricalDtype) else namespace
+        pd_ = pod.astype("category") if not isinstance(pod.dtype, pd.CategoricalDtype) else pod
+        a, b = ns.cat.codes.to_numpy().astype(np.int64) + 1, pd_.cat.codes.to_numpy().astype(np.int64) + 1
+        width = len(pd_.cat.categories) + 1
+        pair, uniq = pd.factorize(a * width + b)
+        ua, ub = uniq // width - 1, uniq % width - 1  # -1: label absent
+        ns_cats = np.asarray(list(ns.cat.categories.astype(str)) + [""], dtype=object)
+        pod_cats = np.asarray(list(pd_.cat.categories.astype(str)) + [""], dtype=object)
+        ns_txt, pod_txt = ns_cats[ua], pod_cats[ub]  # index -1 picks the trailing ""
+        key = pd.Series(ns_txt.astype(object) + "/" + pod_txt.astype(object), dtype=object)
+        key = key.where(ub >= 0, None)
+        rows = (self.ids if self.pods is None else self.pods).rows_of(key)  # without a pods map: ``namespace/pod`` ids
+        return rows[pair]
 
 
 class TelemetryJoin:
@@ -131,9 +148,9 @@ class TelemetryJoin:
         gpu_metric_mask = tel["metric"].isin(list(UTIL_SCALE) + list(GPU_MEM_SCALE)).to_numpy()
         if interval is None and gpu_metric_mask.any():
             g = tel[gpu_metric_mask]
-            interval = median_interval(pd.factorize(_series_key(g))[0], _epoch(g["time"]))
+            interval = median_interval(series_codes(g), _epoch(g["time"]))
         for metric in list(UTIL_SCALE) + list(GPU_MEM_SCALE):
-            m = (tel["metric"] == metric).fillna(False).to_numpy()
+            m = np.array((tel["metric"] == metric).fillna(False).to_numpy(), dtype=bool)
             if not m.any():
                 continue
             scale = UTIL_SCALE.get(metric, GPU_MEM_SCALE.get(metric))
@@ -152,7 +169,7 @@ class TelemetryJoin:
         rows = keys.by_label(tel["job_label"]) if tel["job_label"].notna().any() else np.full(len(tel), -1)
         has_pod = tel["pod"].notna().to_numpy() & (rows < 0)
         if has_pod.any():
-            by_pod = keys.by_pod(tel["namespace"].fillna(""), tel["pod"].fillna(""))
+            by_pod = keys.by_pod(tel["namespace"], tel["pod"])
             rows = np.where(has_pod, by_pod, rows)
         return np.asarray(rows, dtype=np.int64)
 
@@ -171,18 +188,19 @@ class TelemetryJoin:
         n = len(jobs)
         t = _epoch(g["time"])
         v = g["value"].to_numpy(dtype="float64") * scale
-        series = pd.factorize(_series_key(g))[0]
+        series = series_codes(g)
         row = direct.copy()
         path = np.where(row >= 0, 1, 0)
         tol = self.policy.skew_tolerance_s
         if holds is not None and len(holds):
-            node_codes, _ = pd.factorize(pd.concat([holds["node"].astype("object"),
-                                                           g["node"].astype("object")], ignore_index=True))
+            node_s = g["node"] if isinstance(g["node"].dtype, pd.CategoricalDtype) else g["node"].astype("category")
+            code_s = node_s.cat.codes.to_numpy().astype(np.int64)
+            code_h = pd.Index(node_s.cat.categories.astype(str), dtype=object).get_indexer(
+                holds["node"].astype("object"))
             gpu_h = holds["gpu_index"].to_numpy(dtype="float64")
             gpu_s = g["gpu_index"].to_numpy(dtype="float64", na_value=np.nan)
-            gid_h = np.where(np.isnan(gpu_h), -1, node_codes[:len(holds)] * 4096 + np.nan_to_num(gpu_h))
-            gid_s = np.where(np.isnan(gpu_s) | (node_codes[len(holds):] < 0), -1,
-                             node_codes[len(holds):] * 4096 + np.nan_to_num(gpu_s))
+            gid_h = np.where(np.isnan(gpu_h) | (code_h < 0), -1, code_h * 4096 + np.nan_to_num(gpu_h))
+            gid_s = np.where(np.isnan(gpu_s) | (code_s < 0), -1, code_s * 4096 + np.nan_to_num(gpu_s))
             idx = HoldIndex(gid_h.astype(np.int64), holds["start"].to_numpy(), holds["end"].to_numpy(), tol)
             free = row < 0
             h = idx.assign(gid_s.astype(np.int64)[free], np.nan_to_num(t[free], nan=-1.0))
@@ -225,7 +243,7 @@ class TelemetryJoin:
             if not m.any():
                 continue
             sub = tel[m]
-            codes, _ = pd.factorize(_series_key(sub).astype(str) + "|" + pd.Series(direct[m]).astype(str).to_numpy())
+            codes, _ = pd.factorize(series_codes(sub) * np.int64(len(direct) + 1) + direct[m])
             inc = counter_increase(codes, _epoch(sub["time"]), sub["value"].to_numpy(dtype="float64"))
             series_row = np.zeros(len(inc), dtype=np.int64)
             series_row[codes] = direct[m]
@@ -241,7 +259,7 @@ class TelemetryJoin:
             if not m.any():
                 continue
             sub = tel[m]
-            codes, uni = pd.factorize(_series_key(sub).astype(str) + "|" + pd.Series(direct[m]).astype(str).to_numpy())
+            codes, uni = pd.factorize(series_codes(sub) * np.int64(len(direct) + 1) + direct[m])
             acc = Accumulator(len(uni))
             acc.add(codes.astype(np.int64), sub["value"].to_numpy(dtype="float64"))
             series_row = np.zeros(len(uni), dtype=np.int64)
@@ -302,21 +320,11 @@ class TelemetryJoin:
 
 
 def _usable(tel: pd.DataFrame, metric: str) -> np.ndarray:
-    m = (tel["metric"] == metric).fillna(False).to_numpy()
-    cont = tel["container"].fillna("")
-    if metric.startswith("container_"):
-        m &= ~cont.isin(["", "POD"]).to_numpy()
+    m = np.array((tel["metric"] == metric).fillna(False).to_numpy(), dtype=bool)
+    if metric.startswith("container_"):  # "" (read as null) is cAdvisor's pod total, POD the pause container
+        cont = tel["container"]
+        m &= ~(cont.isna() | cont.isin(["", "POD"])).to_numpy()
     return m & np.isfinite(tel["value"].to_numpy(dtype="float64"))
-
-
-def _series_key(df: pd.DataFrame) -> pd.Series:
-    """One string per time series: the identifying labels joined."""
-    cols = ["node", "gpu_index", "uuid", "job_label", "namespace", "pod", "container", "cluster"]
-    parts = [df[c].astype("string").fillna("") for c in cols]
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + "\x1f" + p
-    return out.reset_index(drop=True)
 
 
 def _node_time(jobs, cand: np.ndarray, node: np.ndarray, t: np.ndarray, v: np.ndarray, start, end, tol, cap):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .telemetry_join import JoinPolicy, TelemetryJoin
-from .telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry
+from .telemetry_table import TelemetryResult, concat_telemetry, empty_telemetry
 
 
 def read_telemetry_file(path: Path, kind: str, *, cluster: str | None = None) -> TelemetryResult:
@@ -84,7 +84,7 @@ def attach(jobs: pd.DataFrame, got: Collected, policy: JoinPolicy | None = None)
         from .read_k8s_nodes import pools_for_pods
 
         jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
-    tel = conform_telemetry(pd.concat(got.telemetry, ignore_index=True)) if got.telemetry else empty_telemetry()
+    tel = concat_telemetry(got.telemetry) if got.telemetry else empty_telemetry()
     if not got.any or not len(jobs):
         return Attached(jobs, tel, None, nodes, {})
     holds = pd.concat(got.holds, ignore_index=True) if got.holds else None

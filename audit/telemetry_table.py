@@ -17,22 +17,23 @@ from .ledger import FileLedger, Quarantine
 
 UTC_NS = "datetime64[ns, UTC]"
 
-#: column -> pandas dtype
+#: column -> pandas dtype; text labels are categorical (a month of samples repeats a few thousand values)
 TELEMETRY_COLUMNS: dict[str, str] = {
-    "cluster": "string",
-    "node": "string",
+    "cluster": "category",
+    "node": "category",
     "gpu_index": "Int64",
-    "metric": "string",
+    "metric": "category",
     "time": UTC_NS,
     "value": "float64",
-    "job_label": "string",
-    "pod": "string",
-    "namespace": "string",
-    "container": "string",
-    "uuid": "string",
-    "resource": "string",
-    "cgroup": "string",
+    "job_label": "category",
+    "pod": "category",
+    "namespace": "category",
+    "container": "category",
+    "uuid": "category",
+    "resource": "category",
+    "cgroup": "category",
 }
+LABELS = tuple(c for c, t in TELEMETRY_COLUMNS.items() if t == "category")
 
 #: GPU utilisation metrics, most preferred first (SM activity over duty cycle); values in percent or 0–1
 GPU_UTIL_METRICS = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_UTIL")
@@ -56,8 +57,19 @@ class TelemetryResult:
     extra: dict = field(default_factory=dict)
 
 
+def _text_category(s: pd.Series) -> pd.Series:
+    """A label column as a categorical whose categories are plain Python strings (nulls stay null)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        cats = s.cat.categories
+    else:
+        codes, cats = pd.factorize(s.astype("object"), use_na_sentinel=True)
+    cats = pd.Index([str(c) for c in cats], dtype=object)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=cats))
+
+
 def empty_telemetry() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in TELEMETRY_COLUMNS.items()})
+    return conform_telemetry(pd.DataFrame({"value": pd.Series(dtype="float64")}))
 
 
 def conform_telemetry(df: pd.DataFrame) -> pd.DataFrame:
@@ -69,17 +81,56 @@ def conform_telemetry(df: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for col, dtype in TELEMETRY_COLUMNS.items():
         if col in df.columns:
-            s = df[col]
+            s = df[col].reset_index(drop=True)
             if dtype == UTC_NS:
                 s = pd.to_datetime(s, utc=True).astype(UTC_NS)
+            elif dtype == "category":
+                s = _text_category(s)
             else:
                 s = s.astype(dtype)
         elif dtype == UTC_NS:
             s = pd.Series(np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]")).dt.tz_localize("UTC")
+        elif dtype == "category":
+            s = pd.Series(pd.Categorical.from_codes(np.full(n, -1, dtype=np.int8), categories=pd.Index([], dtype=object)))
         else:
             s = pd.Series(pd.array([None] * n, dtype=dtype))
-        out[col] = s.reset_index(drop=True)
+        out[col] = s
     return pd.DataFrame(out)
+
+
+def concat_telemetry(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate telemetry tables, unioning the label categories (no round trip through strings)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_telemetry()
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    from pandas.api.types import union_categoricals
+
+    out = {}
+    for col, dtype in TELEMETRY_COLUMNS.items():
+        if dtype == "category":
+            out[col] = pd.Series(union_categoricals([_text_category(f[col]) for f in frames], ignore_order=True))
+        else:
+            out[col] = pd.concat([f[col] for f in frames], ignore_index=True)
+    return pd.DataFrame(out)
+
+
+def series_codes(df: pd.DataFrame, cols=("cluster", "node", "gpu_index", "uuid", "job_label", "namespace", "pod",
+                                         "container", "cgroup", "metric")) -> np.ndarray:
+    """One integer per time series (the identifying labels), from the categorical codes (no strings built)."""
+    if not len(df):
+        return np.zeros(0, dtype=np.int64)
+    key = np.zeros(len(df), dtype=np.int64)
+    for c in cols:
+        s = df[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes, k = s.cat.codes.to_numpy().astype(np.int64) + 1, len(s.cat.categories) + 1
+        else:
+            codes, uniq = pd.factorize(s, use_na_sentinel=True)
+            codes, k = codes.astype(np.int64) + 1, len(uniq) + 1
+        key = pd.factorize(key * k + codes)[0].astype(np.int64)  # renumber so the key never overflows
+    return key
 
 
 def epoch_to_utc(seconds) -> pd.Series:

@@ -127,3 +127,33 @@ def test_vector_and_invalid_json(tmp_path):
 
     with pytest.raises(InputError, match="bad.json: line 1"):
         read_prometheus(bad)
+
+
+def test_fast_matrix_path_equals_the_checked_path(tmp_path):
+    """The C-parser path for matrix values gives the same table, ledger and quarantine as json.loads."""
+    from audit.read_prometheus import read_prometheus_json
+    from tests.conftest import ROOT
+
+    files = sorted((ROOT / "sample_traces" / "week" / "telemetry").glob("DCGM_FI_DEV_GPU_UTIL_*.json"))[:1]
+    doc = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "Hostname": "n1", "gpu": "0"},
+         "values": [[1700000000, "10"], [1700000030, "NaN"], [1700000060.25, "1e3"]]},
+        {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "Hostname": "n1", "gpu": "1"}, "values": []},
+        {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "Hostname": "n2", "gpu": "0"}, "values": [[1700000000, "+Inf"]]}]}}
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(doc, indent=2))
+    clean = json.loads(json.dumps(doc))
+    clean["data"]["result"][0]["values"][1][1] = "7"
+    clean["data"]["result"][2]["values"][0][1] = "8"
+    tidy = tmp_path / "tidy.json"
+    tidy.write_text(json.dumps(clean, indent=1))
+    from audit.read_prometheus import _fast_matrix
+
+    assert _fast_matrix(tidy.read_text()) is not None and _fast_matrix(pretty.read_text()) is None
+    for p in files + [pretty, tidy]:
+        a, b = read_prometheus_json(p), read_prometheus_json(p, fast=False)
+        pd.testing.assert_frame_equal(a.telemetry, b.telemetry)
+        assert a.ledger.to_dict() == b.ledger.to_dict() and a.quarantine.rows == b.quarantine.rows
+    r = read_prometheus_json(pretty)
+    assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (4, 2, 2)
+    assert [q[1:3] for q in r.quarantine.rows] == [(1, "values[1]"), (3, "values[0]")]

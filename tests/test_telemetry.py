@@ -205,7 +205,7 @@ def test_week_per_job_gpu_figures_match_truth():
     truth = pd.read_csv(week / "truth_jobs.csv", dtype={"job_id": str})
     m = ing.job_telemetry.merge(truth, on="job_id", suffixes=("", "_truth"))
     sampled = m[(m["gpu_samples_truth"] > 0) & ~m["jobstats"]]
-    assert len(sampled) > 300 and (sampled["join_path"] == "gpu_index").all()
+    assert len(sampled) > 100 and (sampled["join_path"] == "gpu_index").all()
     util = sampled["gpu_util_mean"].astype(float)
     assert np.allclose(util, sampled["gpu_util_mean_truth"], rtol=0.01, atol=1e-6)
     assert np.allclose(sampled["gpu_mem_peak_bytes"].astype(float), sampled["gpu_mem_peak_bytes_truth"], rtol=0.01)
