@@ -143,10 +143,11 @@ def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: C
         "sub": sid, "sub_type": sub_type, "task": within, "submit": sub_t[sid], "user": user,
         "account": pop["user_account"][user], "kind": kinds, "partition": part, "habit": sub_habit[sid],
     }
-    _sizes(rng, jobs, sid, n_sub, caps, prof, pop["n_users"])
+    habits = _Habits(rng, jobs, sid, n_sub, pop["n_users"], jobs["habit"])
+    _sizes(habits, jobs, caps, prof)
     _limits_and_runtimes(rng, jobs, sid, n_sub, caps, prof, pop["n_users"])
     _states(rng, jobs, prof)
-    _use(rng, jobs, prof)
+    _use(rng, jobs, prof, habits)
     _names_and_qos(rng, jobs, pop)
     jobs["n"] = n
     return {"jobs": jobs, "pop": pop}
@@ -171,17 +172,19 @@ class _Habits:
     def chance(self, p: float) -> np.ndarray:
         return self.draw([True, False], [p, 1.0 - p]).astype(bool)
 
+    def sample(self, fn) -> np.ndarray:
+        """``fn(size)`` draws values; the user's usual one or a fresh one per submission."""
+        return np.where(self.habit, fn(self.n_keys)[self.key], fn(self.n_sub)[self.sid])
 
-def _sizes(rng, jobs, sid, n_sub, caps, prof, n_users) -> None:
-    n = len(sid)
+
+def _sizes(h: _Habits, jobs, caps, prof) -> None:
+    n = len(jobs["sub"])
     kind, part = jobs["kind"], jobs["partition"]
     node_cpus, node_mem, node_gpus = caps["cpus"][part], caps["mem_mib"][part], caps["gpus"][part]
     nodes = np.ones(n, dtype=np.int64)
     cpus_pn = np.ones(n, dtype=np.int64)
     gpus_pn = np.zeros(n, dtype=np.int64)
     mem_pn = np.zeros(n, dtype=np.int64)  # MiB per node
-    habit = jobs["habit"]
-    h = _Habits(rng, jobs, sid, n_sub, n_users, habit)
     form = h.draw(FORMS, [prof["memory"]["form_weights"][f] for f in FORMS]).astype(object)
     exclusive = np.zeros(n, dtype=bool)
     mpi = np.zeros(n, dtype=bool)
@@ -319,18 +322,23 @@ def _states(rng, jobs, prof) -> None:
     jobs["fail_code"] = pick(rng, np.array(st["failed_exit_codes"], dtype=object), st["failed_exit_codes_weights"], n)
 
 
-def _use(rng, jobs, prof) -> None:
-    """Planted use: CPU efficiency, memory peak share, GPU behaviour class and its parameters."""
+def _use(rng, jobs, prof, h: _Habits) -> None:
+    """Planted use: CPU efficiency, memory peak share, GPU behaviour class and its parameters.
+
+    Users have habits here too: a submission that follows its user's habit also behaves like the user's
+    usual job (single-threaded or not, efficiency, memory over-request, GPU class and memory share), so
+    the waste concentrates on identifiable users as it does on real clusters.
+    """
     n = len(jobs["sub"])
     ce = prof["cpu_efficiency"]
     cpus = jobs["cpus_pn"] * jobs["nodes"]
-    single = rng.random(n) < ce["single_thread_share"]
-    eff = rng.beta(ce["beta_a"], ce["beta_b"], n)
+    single = h.chance(ce["single_thread_share"])
+    eff = h.sample(lambda size: rng.beta(ce["beta_a"], ce["beta_b"], size))
     eff[single] = rng.uniform(0.85, 1.0, single.sum()) / cpus[single]
     eff[jobs["mpi"] & ~single] = np.maximum(eff[jobs["mpi"] & ~single], 0.5)
     jobs["cpu_eff"] = np.clip(eff, 0.001, 0.98)
     mem = prof["memory"]
-    ratio = np.exp(np.log(mem["overrequest_median"]) + mem["overrequest_log_sd"] * rng.standard_normal(n))
+    ratio = np.exp(np.log(mem["overrequest_median"]) + mem["overrequest_log_sd"] * h.sample(rng.standard_normal))
     jobs["mem_ratio"] = np.maximum(ratio, 1.05)
     jobs["batch_rss_kib"] = mem["batch_rss_mib"] * 1024 + rng.integers(0, 2048, n)
     jobs["extern_rss_kib"] = rng.integers(mem["extern_rss_kib"] // 2, mem["extern_rss_kib"] + 100, n)
@@ -345,7 +353,7 @@ def _use(rng, jobs, prof) -> None:
     jobs["totalcpu_zero"] = zero_cpu
     gu = prof["gpu_util"]
     cw = np.array([gu["class_weights"][c] for c in GPU_CLASSES])
-    cls = rng.choice(3, size=n, p=cw / cw.sum())
+    cls = h.draw([0, 1, 2], cw).astype(np.int64)
     zero = np.where(cls == 1, np.clip(gu["bursty_zero_share"] + gu["bursty_zero_share_sd"] * rng.standard_normal(n),
                                       0.0, 1.0), gu["busy_zero_share"])
     zero[cls == 0] = 1.0
@@ -355,7 +363,7 @@ def _use(rng, jobs, prof) -> None:
     jobs["gpu_zero_share"] = zero
     jobs["gpu_level"] = np.clip(level, 1.0, 100.0)
     gm = prof["gpu_memory"]
-    share = np.exp(gm["peak_share_log_mean"] + gm["peak_share_log_sd"] * rng.standard_normal(n))
+    share = np.exp(gm["peak_share_log_mean"] + gm["peak_share_log_sd"] * h.sample(rng.standard_normal))
     jobs["gpu_mem_share"] = np.clip(share, 0.02, 0.98)
     jobs["gpu_mean_to_peak"] = np.clip(gm["mean_to_peak"] + gm["mean_to_peak_sd"] * rng.standard_normal(n), 0.2, 0.95)
     jobs["gpu_series_seed"] = rng.integers(0, 2**62, n)
