@@ -119,6 +119,19 @@ def _dump_text(env: dict) -> str:
                  "--format", SACCT_FIELDS], env)
 
 
+def _settled_dumps(env: dict, deadline: float) -> tuple[str, str]:
+    """Text and JSON dumps of the same database state: a killed step's usage can land seconds after its
+    state turns terminal, so dump until the text is unchanged on both sides of the JSON dump."""
+    while True:
+        before = _dump_text(env)
+        json_text = _run(["sacct", "--json", "--allusers", "--duplicates", "--starttime", "2000-01-01"], env)
+        time.sleep(2)
+        if _dump_text(env) == before:
+            return before, json_text
+        if time.monotonic() > deadline:
+            pytest.fail("sacct output kept changing after every job ended")
+
+
 def _all_ended(text: str, n_jobs: int) -> bool:
     """Every line (allocations and steps) in a terminal state, and all ``n_jobs`` allocations present."""
     lines = [ln.split("|") for ln in text.splitlines()[1:] if ln]
@@ -202,11 +215,11 @@ def run(slurm):
             pytest.fail(f"jobs did not end within {WAIT_S} s:\n{text}")
         time.sleep(2)
         text = _dump_text(env)
+    text, json_text = _settled_dumps(env, deadline)
     txt_path = work / "sacct.txt"
     txt_path.write_text(text)
     json_path = work / "sacct.json"
-    json_path.write_text(_run(["sacct", "--json", "--allusers", "--duplicates", "--starttime", "2000-01-01"],
-                              env))
+    json_path.write_text(json_text)
     text_result = read_sacct(txt_path, timezone="UTC")
     try:
         json_result, json_error = read_sacct_json(json_path), None
