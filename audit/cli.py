@@ -94,13 +94,17 @@ def account(store, price_book, cluster_shape) -> None:
               help="Workload profile TOML (default: the built-in calibrated profile).")
 @click.option("--seed", default=1, show_default=True, type=int)
 @click.option("--corrupt", default=0, show_default=True, type=int, help="Inject this many corrupted sacct lines.")
-def generate(out, jobs, days, cluster_spec, profile, seed, corrupt) -> None:
+@click.option("--telemetry-interval", "telemetry_interval_s", default=None, type=int,
+              help="DCGM sample interval in seconds (default: the profile's).")
+@click.option("--no-telemetry", is_flag=True, help="Write no telemetry files (GPU truth is still computed).")
+def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_interval_s, no_telemetry) -> None:
     """Write a synthetic month in real export formats, with its planted ground truth (truth.json)."""
     from .synthetic import generate as run_generate
 
     try:
         written = run_generate(out, jobs=jobs, days=days, cluster_spec=cluster_spec, profile=profile, seed=seed,
-                               corrupt=corrupt)
+                               corrupt=corrupt, telemetry_interval_s=telemetry_interval_s,
+                               write_telemetry=not no_telemetry)
     except (InputError, ValueError) as exc:
         _fail(exc)
     for path in written:
