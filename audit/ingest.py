@@ -52,28 +52,25 @@ def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str
     raise InputError(f"{path}: no reader for format {fmt!r}")
 
 
-def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
-    """Read files and folders; files in a folder that hold no accounting records are listed as skipped.
+def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
+                telemetry_out: Path | None = None) -> IngestResult:
+    """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
+    Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
+    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).
     """
-    from .telemetry_sources import Collected, attach, read_nodes_file, read_telemetry_file
+    from .telemetry_sources import TelemetryInputs
 
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
     quarantine = Quarantine()
-    got = Collected()
+    extra = TelemetryInputs(cluster=cluster, sink=telemetry_out)
     for f in files:
         kind = detect_format(f) if fmt == "auto" else fmt
         if kind in TELEMETRY or kind in NODES:
-            result = (read_telemetry_file if kind in TELEMETRY else read_nodes_file)(f, kind, cluster=cluster)
-            if kind in TELEMETRY:
-                got.add(result)
-            else:
-                got.nodes.append(result.nodes)
-            ledgers.append(result.ledger)
-            quarantine.extend(result.quarantine.rows)
+            extra.take(f, kind)
             continue
         if kind not in READABLE:
             if f in named:
@@ -86,21 +83,21 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)
         if getattr(result, "pods", None) is not None:
-            got.pods.append(result.pods)
-    if not ledgers:
+            extra.pods.append(result.pods)
+    if not ledgers and not extra.ledgers and not extra.pending:
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
-    joined = attach(jobs, got)
-    ledger = ledger_dict(ledgers)
+    joined = extra.attach(jobs)
+    quarantine.extend(joined.quarantine.rows)
+    ledger = ledger_dict(ledgers + joined.ledgers)
     ledger["skipped_files"] = skipped
     if joined.summary:
         ledger["telemetry"] = joined.summary
     shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and _is_cluster_shape(Path(s["file"]))]
     return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
-                        telemetry=joined.telemetry if got.telemetry else None, job_telemetry=joined.job_stats,
-                        nodes=joined.nodes)
+                        telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
 
 
 def _is_cluster_shape(path: Path) -> bool:
@@ -114,11 +111,14 @@ def _is_cluster_shape(path: Path) -> bool:
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
-    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone)
-    result.out = Path(out)
-    write_store(result.out, result.jobs, result.ledger, result.quarantine)
-    from .telemetry_store import write_telemetry_store
+    from .telemetry_store import clear_telemetry_store, write_telemetry_store
 
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_telemetry_store(out)
+    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet")
+    result.out = out
+    write_store(result.out, result.jobs, result.ledger, result.quarantine)
     shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
                                   result.cluster_shape)
     if shape is not None:

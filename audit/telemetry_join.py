@@ -128,115 +128,231 @@ class _JobKeys:
 
 
 class TelemetryJoin:
-    """Join a long telemetry table to a canonical job table (see the module docstring)."""
+    """Join a long telemetry table to a canonical job table (see the module docstring).
+
+    ``join`` takes the whole table; ``session`` returns a :class:`JoinSession` that takes it chunk by chunk
+    (a file at a time), keeping per-slot accumulators rather than the samples.
+    """
 
     def __init__(self, policy: JoinPolicy | None = None):
         self.policy = policy or JoinPolicy()
 
+    def session(self, jobs: pd.DataFrame, holds: pd.DataFrame | None = None,
+                pods: pd.DataFrame | None = None) -> JoinSession:
+        return JoinSession(self, jobs, holds, pods)
+
     def join(self, jobs: pd.DataFrame, telemetry: pd.DataFrame, holds: pd.DataFrame | None = None,
              pods: pd.DataFrame | None = None) -> JoinResult:
-        jobs = jobs.reset_index(drop=True)
-        n = len(jobs)
-        keys = _JobKeys(jobs, pods)
-        start, end = _epoch(jobs["start_time"]), _epoch(jobs["end_time"])
-        tel = telemetry.reset_index(drop=True)
-        direct = self._direct_rows(tel, keys)
-        hold_tab = self._holds(jobs, holds, keys, start, end)
-        summary: dict = {"samples": int(len(tel)), "by_path": {}}
-        interval = self.policy.interval_s
-        util_stats, mem_stats = {}, {}
-        gpu_metric_mask = tel["metric"].isin(list(UTIL_SCALE) + list(GPU_MEM_SCALE)).to_numpy()
-        if interval is None and gpu_metric_mask.any():
-            g = tel[gpu_metric_mask]
-            interval = median_interval(series_codes(g), _epoch(g["time"]))
-        for metric in list(UTIL_SCALE) + list(GPU_MEM_SCALE):
-            m = np.array((tel["metric"] == metric).fillna(False).to_numpy(), dtype=bool)
-            if not m.any():
-                continue
-            scale = UTIL_SCALE.get(metric, GPU_MEM_SCALE.get(metric))
-            stats = self._gpu_metric(tel[m], direct[m], hold_tab, jobs, start, end, scale, summary, metric)
-            (util_stats if metric in UTIL_SCALE else mem_stats)[metric] = stats
-        cpu = self._cpu(tel, direct, n)
-        mem = self._mem(tel, direct, n)
-        stats = self._assemble(jobs, util_stats, mem_stats, cpu, mem, interval, start, end)
-        summary["interval_s"] = None if interval is None or not np.isfinite(interval) else float(interval)
-        summary["jobs_with_gpu_telemetry"] = int((stats["gpu_samples"] > 0).sum())
-        return JoinResult(jobs=self._apply(jobs, stats), job_stats=stats, summary=summary)
+        s = self.session(jobs, holds, pods)
+        s.add(telemetry)
+        return s.finish()
 
-    # -- attribution -------------------------------------------------------------------------------------
-    def _direct_rows(self, tel: pd.DataFrame, keys: _JobKeys) -> np.ndarray:
-        """Job row named by the sample's own labels (job label first, then pod), else -1."""
-        rows = keys.by_label(tel["job_label"]) if tel["job_label"].notna().any() else np.full(len(tel), -1)
-        has_pod = tel["pod"].notna().to_numpy() & (rows < 0)
-        if has_pod.any():
-            by_pod = keys.by_pod(tel["namespace"], tel["pod"])
-            rows = np.where(has_pod, by_pod, rows)
-        return np.asarray(rows, dtype=np.int64)
 
-    def _holds(self, jobs, holds, keys: _JobKeys, start, end) -> pd.DataFrame | None:
+class _Slots:
+    """Per (job row, GPU series) slot: count, sum and maximum, grown as new slots appear chunk by chunk."""
+
+    def __init__(self):
+        self.index: dict[int, int] = {}
+        self.row = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)
+        self.sum = np.zeros(0)
+        self.max = np.zeros(0)
+
+    def add(self, row: np.ndarray, series: np.ndarray, values: np.ndarray) -> None:
+        if not len(row):
+            return
+        key = row.astype(np.int64) * (np.int64(1) << np.int64(32)) + series.astype(np.int64)
+        local, uniq = pd.factorize(key)
+        ids = np.empty(len(uniq), dtype=np.int64)
+        fresh = []
+        for k, u in enumerate(uniq.tolist()):  # once per slot in the chunk, never per sample
+            got = self.index.get(u)
+            if got is None:
+                got = self.index[u] = len(self.index)
+                fresh.append(u)
+            ids[k] = got
+        if fresh:
+            grow = len(fresh)
+            self.row = np.concatenate([self.row, np.asarray(fresh, dtype=np.int64) >> np.int64(32)])
+            self.count = np.concatenate([self.count, np.zeros(grow, dtype=np.int64)])
+            self.sum = np.concatenate([self.sum, np.zeros(grow)])
+            self.max = np.concatenate([self.max, np.full(grow, -np.inf)])
+        acc = Accumulator(len(uniq))
+        acc.add(local.astype(np.int64), values)
+        self.count[ids] += acc.count
+        self.sum[ids] += acc.sum
+        self.max[ids] = np.maximum(self.max[ids], acc.max)
+
+
+class JoinSession:
+    """One join in progress: :meth:`add` telemetry chunks, then :meth:`finish`."""
+
+    LABEL_COLUMNS = ("cluster", "node", "gpu_index", "uuid", "job_label", "namespace", "pod", "container", "cgroup")
+
+    def __init__(self, owner: TelemetryJoin, jobs: pd.DataFrame, holds, pods):
+        self.policy = owner.policy
+        self.jobs = jobs.reset_index(drop=True)
+        self.n = len(self.jobs)
+        self.keys = _JobKeys(self.jobs, pods)
+        self.start, self.end = _epoch(self.jobs["start_time"]), _epoch(self.jobs["end_time"])
+        self.holds = self._holds(holds)
+        self.held_rows = np.zeros(self.n, dtype=bool)
+        self.hold_index = None
+        if self.holds is not None and len(self.holds):
+            self.held_rows[self.holds["row"].to_numpy()] = True
+            self.node_names = pd.Index(pd.unique(self.holds["node"].astype("object")), dtype=object)
+            gid = self.node_names.get_indexer(self.holds["node"].astype("object")) * 4096 + \
+                self.holds["gpu_index"].to_numpy(dtype=np.int64)
+            self.hold_index = HoldIndex(gid, self.holds["start"].to_numpy(), self.holds["end"].to_numpy(),
+                                        self.policy.skew_tolerance_s)
+        gpus = self.jobs["alloc_gpus"].to_numpy(dtype="float64", na_value=0)
+        self.node_time_candidates = (gpus > 0) & ~self.held_rows & np.isfinite(self.start)
+        self.series: dict[tuple, int] = {}
+        self.slots: dict[str, _Slots] = {}
+        self.paths: dict[str, np.ndarray] = {}
+        self.node_sums: dict[str, list] = {}
+        self.usage: list = []
+        self.usage_rows: list = []
+        self.intervals: list = []
+        self.summary: dict = {"samples": 0, "by_path": {}}
+
+    def _holds(self, holds) -> pd.DataFrame | None:
         if holds is None or not len(holds):
             return None
-        row = keys.by_label(holds["job_id"].astype("string"))
+        row = self.keys.by_label(holds["job_id"].astype("object"))
         h = pd.DataFrame({"row": row, "node": holds["node"].astype("object").to_numpy(),
                           "gpu_index": pd.to_numeric(holds["gpu_index"], errors="coerce").to_numpy()})
         h = h[(h["row"] >= 0) & h["gpu_index"].notna()].reset_index(drop=True)
-        h["start"], h["end"] = start[h["row"]], end[h["row"]]
+        h["start"], h["end"] = self.start[h["row"]], self.end[h["row"]]
         return h[np.isfinite(h["start"]) & np.isfinite(h["end"])].reset_index(drop=True)
 
-    def _gpu_metric(self, g: pd.DataFrame, direct: np.ndarray, holds, jobs, start, end, scale, summary, metric):
-        """Per job for one GPU metric: samples, sum, peak (largest sample) and Σ per-GPU peaks; path used."""
-        n = len(jobs)
+    # -- one chunk ---------------------------------------------------------------------------------------
+    def add(self, tel: pd.DataFrame) -> None:
+        if not len(tel):
+            return
+        tel = tel.reset_index(drop=True)
+        self.summary["samples"] += len(tel)
+        direct = _direct_rows(tel, self.keys)
+        metric = tel["metric"]
+        gpu_names = list(UTIL_SCALE) + list(GPU_MEM_SCALE)
+        gpu_mask = np.array(metric.isin(gpu_names).to_numpy(), dtype=bool)
+        if self.policy.interval_s is None and gpu_mask.any() and len(self.intervals) < 8:
+            g = tel[gpu_mask]
+            step = median_interval(series_codes(g), _epoch(g["time"]))
+            if np.isfinite(step):
+                self.intervals.append(step)
+        for name in gpu_names:
+            m = np.array((metric == name).fillna(False).to_numpy(), dtype=bool)
+            if m.any():
+                self._gpu_chunk(name, tel[m].reset_index(drop=True), direct[m])
+        usage = np.array(metric.isin(list(CPU_SOURCES) + list(MEM_SOURCES)).to_numpy(), dtype=bool)
+        if usage.any():
+            self.usage.append(tel[usage].reset_index(drop=True))
+            self.usage_rows.append(direct[usage])
+
+    def _series_ids(self, g: pd.DataFrame, local: np.ndarray, pick: np.ndarray) -> np.ndarray:
+        """Global series numbers for the samples ``pick`` (label tuples looked up once per series)."""
+        codes = local[pick]
+        uniq, first = np.unique(codes, return_index=True)
+        reps = g.iloc[np.flatnonzero(pick)[first]][list(self.LABEL_COLUMNS)].astype("object")
+        lut = np.empty(int(uniq.max()) + 1 if len(uniq) else 0, dtype=np.int64)
+        for u, tup in zip(uniq.tolist(), reps.itertuples(index=False, name=None), strict=True):
+            key = tuple(None if x is None or x is pd.NA or (isinstance(x, float) and np.isnan(x)) else x for x in tup)
+            lut[u] = self.series.setdefault(key, len(self.series))
+        return lut[codes]
+
+    def _gpu_chunk(self, metric: str, g: pd.DataFrame, direct: np.ndarray) -> None:
+        scale = UTIL_SCALE.get(metric, GPU_MEM_SCALE.get(metric))
         t = _epoch(g["time"])
         v = g["value"].to_numpy(dtype="float64") * scale
-        series = series_codes(g)
         row = direct.copy()
         path = np.where(row >= 0, 1, 0)
-        tol = self.policy.skew_tolerance_s
-        if holds is not None and len(holds):
+        if self.hold_index is not None:
             node_s = g["node"] if isinstance(g["node"].dtype, pd.CategoricalDtype) else g["node"].astype("category")
-            code_s = node_s.cat.codes.to_numpy().astype(np.int64)
-            code_h = pd.Index(node_s.cat.categories.astype(str), dtype=object).get_indexer(
-                holds["node"].astype("object"))
-            gpu_h = holds["gpu_index"].to_numpy(dtype="float64")
+            per_cat = self.node_names.get_indexer(pd.Index(node_s.cat.categories.astype(str), dtype=object))
+            codes = node_s.cat.codes.to_numpy()
+            code_s = np.where(codes >= 0, per_cat[np.maximum(codes, 0)] if len(per_cat) else -1, -1)
             gpu_s = g["gpu_index"].to_numpy(dtype="float64", na_value=np.nan)
-            gid_h = np.where(np.isnan(gpu_h) | (code_h < 0), -1, code_h * 4096 + np.nan_to_num(gpu_h))
-            gid_s = np.where(np.isnan(gpu_s) | (code_s < 0), -1, code_s * 4096 + np.nan_to_num(gpu_s))
-            idx = HoldIndex(gid_h.astype(np.int64), holds["start"].to_numpy(), holds["end"].to_numpy(), tol)
+            gid_s = np.where(np.isnan(gpu_s) | (code_s < 0), -1, code_s * 4096 + np.nan_to_num(gpu_s)).astype(np.int64)
             free = row < 0
-            h = idx.assign(gid_s.astype(np.int64)[free], np.nan_to_num(t[free], nan=-1.0))
-            hr = np.where(h >= 0, holds["row"].to_numpy()[np.maximum(h, 0)], -1)
+            h = self.hold_index.assign(gid_s[free], np.nan_to_num(t[free], nan=-1.0))
+            hr = np.where(h >= 0, self.holds["row"].to_numpy()[np.maximum(h, 0)], -1)
             row[free] = hr
             path[free] = np.where(hr >= 0, 2, 0)
-            held_rows = np.zeros(n, dtype=bool)
-            held_rows[holds["row"].to_numpy()] = True
-        else:
-            held_rows = np.zeros(n, dtype=bool)
-        # slots: (job row, series) pairs
         ok = row >= 0
-        width = np.int64(series.max() + 1) if len(series) else np.int64(1)
-        slot_codes, slot_uni = pd.factorize(row[ok].astype(np.int64) * width + series[ok])
-        slot_row = row[ok][np.unique(slot_codes, return_index=True)[1]]  # codes number first appearances
-        acc = Accumulator(len(slot_uni))
-        acc.add(slot_codes.astype(np.int64), v[ok])
-        cnt, tot, psum, pmax = group_reduce(slot_row, n, acc.count, acc.sum, acc.max)
-        job_path = np.zeros(n, dtype=np.int64)
+        series = self._series_ids(g, series_codes(g), ok)
+        self.slots.setdefault(metric, _Slots()).add(row[ok], series, v[ok])
+        job_path = self.paths.setdefault(metric, np.zeros(self.n, dtype=np.int64))
         np.maximum.at(job_path, row[ok], path[ok])
-        # path 3: node and time
+        by = self.summary["by_path"].setdefault(metric, {"label": 0, "gpu_index": 0, "unattributed": 0})
+        by["label"] += int((path == 1).sum())
+        by["gpu_index"] += int((path == 2).sum())
+        by["unattributed"] += int((~ok).sum())
         unclaimed = ~ok & g["node"].notna().to_numpy() & np.isfinite(t)
-        gpu_job = (jobs["alloc_gpus"].fillna(0).to_numpy() > 0) & (cnt == 0) & ~held_rows & np.isfinite(start)
-        if unclaimed.any() and gpu_job.any():
-            cap = 1.0 if metric in UTIL_SCALE else np.inf
-            c3, s3, p3, m3 = _node_time(jobs, np.flatnonzero(gpu_job), g["node"].to_numpy(dtype=object)[unclaimed],
-                                        t[unclaimed], v[unclaimed], start, end, tol, cap)
-            got = c3 > 0
-            cnt, tot, psum, pmax = (np.where(got, c3, cnt), np.where(got, s3, tot), np.where(got, p3, psum),
-                                    np.where(got, m3, pmax))
-            job_path = np.where(got, 3, job_path)
-        summary["by_path"][metric] = {"label": int((path == 1).sum()), "gpu_index": int((path == 2).sum()),
-                                      "unattributed": int((~ok).sum())}
-        return {"count": cnt, "sum": tot, "peak_sum": psum, "peak_max": pmax, "path": job_path}
+        if unclaimed.any() and self.node_time_candidates.any():
+            part = pd.DataFrame({"node": g["node"].astype("object").to_numpy()[unclaimed], "t": t[unclaimed],
+                                 "v": v[unclaimed]}).groupby(["node", "t"], sort=False)["v"].sum().reset_index()
+            self.node_sums.setdefault(metric, []).append(part)
 
-    def _cpu(self, tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
+    # -- the end -----------------------------------------------------------------------------------------
+    def finish(self) -> JoinResult:
+        n = self.n
+        interval = self.policy.interval_s
+        if interval is None and self.intervals:
+            interval = float(np.median(self.intervals))
+        util_stats, mem_stats = {}, {}
+        for metric in list(UTIL_SCALE) + list(GPU_MEM_SCALE):
+            if metric not in self.slots and metric not in self.node_sums:
+                continue
+            sl = self.slots.get(metric, _Slots())
+            cnt, tot, psum, pmax = group_reduce(sl.row, n, sl.count, sl.sum, sl.max)
+            job_path = self.paths.get(metric, np.zeros(n, dtype=np.int64)).copy()
+            gpu_job = self.node_time_candidates & (cnt == 0)
+            if metric in self.node_sums and gpu_job.any():
+                sums = pd.concat(self.node_sums[metric], ignore_index=True)
+                cap = 1.0 if metric in UTIL_SCALE else np.inf
+                c3, s3, p3, m3 = _node_time(self.jobs, np.flatnonzero(gpu_job), sums["node"].to_numpy(dtype=object),
+                                            sums["t"].to_numpy(), sums["v"].to_numpy(), self.start, self.end,
+                                            self.policy.skew_tolerance_s, cap)
+                got = c3 > 0
+                cnt, tot, psum, pmax = (np.where(got, c3, cnt), np.where(got, s3, tot), np.where(got, p3, psum),
+                                        np.where(got, m3, pmax))
+                job_path = np.where(got, 3, job_path)
+            stats = {"count": cnt, "sum": tot, "peak_sum": psum, "peak_max": pmax, "path": job_path}
+            (util_stats if metric in UTIL_SCALE else mem_stats)[metric] = stats
+        if self.usage:
+            from .telemetry_table import concat_telemetry
+
+            usage = concat_telemetry(self.usage)
+            rows = np.concatenate(self.usage_rows)
+        else:
+            usage, rows = None, np.zeros(0, dtype=np.int64)
+        cpu = _Usage.cpu_used(usage, rows, n) if usage is not None else np.full(n, np.nan)
+        mem = _Usage.mem_peak(usage, rows, n) if usage is not None else np.full(n, np.nan)
+        stats = _Usage.assemble(self.jobs, util_stats, mem_stats, cpu, mem, interval)
+        self.summary["interval_s"] = None if interval is None or not np.isfinite(interval) else float(interval)
+        self.summary["jobs_with_gpu_telemetry"] = int((stats["gpu_samples"] > 0).sum())
+        from .telemetry_caveats import apply_stats
+
+        return JoinResult(jobs=apply_stats(self.jobs, stats, self.policy.partial_below), job_stats=stats,
+                          summary=self.summary)
+
+
+def _direct_rows(tel: pd.DataFrame, keys: _JobKeys) -> np.ndarray:
+    """Job row named by the sample's own labels (job label first, then pod), else -1."""
+    rows = keys.by_label(tel["job_label"]) if tel["job_label"].notna().any() else np.full(len(tel), -1)
+    has_pod = tel["pod"].notna().to_numpy() & (rows < 0)
+    if has_pod.any():
+        by_pod = keys.by_pod(tel["namespace"], tel["pod"])
+        rows = np.where(has_pod, by_pod, rows)
+    return np.asarray(rows, dtype=np.int64)
+
+
+class _Usage:
+    """CPU counters and memory gauges per job, and the per-job table."""
+
+    @staticmethod
+    def cpu_used(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
         out = np.full(n, np.nan)
         for metric in CPU_SOURCES:
             m = _usable(tel, metric) & (direct >= 0)
@@ -252,7 +368,8 @@ class TelemetryJoin:
             out = np.where(np.isnan(out) & seen, total, out)
         return out
 
-    def _mem(self, tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
+    @staticmethod
+    def mem_peak(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
         out = np.full(n, np.nan)
         for metric in MEM_SOURCES:
             m = _usable(tel, metric) & (direct >= 0)
@@ -270,7 +387,8 @@ class TelemetryJoin:
         return out
 
     # -- per-job table and the job table's update --------------------------------------------------------
-    def _assemble(self, jobs, util_stats, mem_stats, cpu, mem, interval, start, end) -> pd.DataFrame:
+    @staticmethod
+    def assemble(jobs, util_stats, mem_stats, cpu, mem, interval) -> pd.DataFrame:
         n = len(jobs)
         metric = np.full(n, None, dtype=object)
         mean = np.full(n, np.nan)
@@ -312,11 +430,6 @@ class TelemetryJoin:
             "mem_peak_bytes": pd.array(np.round(mem), dtype="Float64").astype("Int64"),
             "_due": due,
         })
-
-    def _apply(self, jobs: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
-        from .telemetry_caveats import apply_stats
-
-        return apply_stats(jobs, stats, self.policy.partial_below)
 
 
 def _usable(tel: pd.DataFrame, metric: str) -> np.ndarray:

@@ -1,8 +1,10 @@
 """Dispatch telemetry and node files to their readers, and join what they read to the job table.
 
 Used by :mod:`audit.ingest`: files detected as telemetry (Prometheus JSON or text, GPU-index prolog records,
-cgroup trees, Alibaba GenAI series) and as cluster shape (``kubectl get nodes``, Alibaba node lists) are read
-here; :func:`attach` joins the samples to the jobs (:mod:`audit.telemetry_join`).
+cgroup trees, Alibaba GenAI series) and as cluster shape (``kubectl get nodes``, Alibaba node lists) go to a
+:class:`TelemetryInputs`.  Node lists and GPU holds are read at once; sample files are read after the jobs, one
+at a time, through a :class:`~audit.telemetry_join.JoinSession`, so a month of samples never sits in memory
+when a sink file is given (each file's samples are appended to it and dropped).
 """
 
 from __future__ import annotations
@@ -10,10 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from .ledger import Quarantine
 from .telemetry_join import JoinPolicy, TelemetryJoin
-from .telemetry_table import TelemetryResult, concat_telemetry, empty_telemetry
+from .telemetry_table import TELEMETRY_COLUMNS, TelemetryResult, concat_telemetry, empty_telemetry
+
+SAMPLE_FORMATS = ("prometheus-json", "prometheus-text", "cgroup-ttar", "alibaba-genai")
 
 
 def read_telemetry_file(path: Path, kind: str, *, cluster: str | None = None) -> TelemetryResult:
@@ -48,46 +56,106 @@ def read_nodes_file(path: Path, kind: str, *, cluster: str | None = None):
     raise ValueError(f"{path}: no nodes reader for {kind!r}")
 
 
-@dataclass
-class Collected:
-    """Telemetry, GPU holds, pod maps and nodes gathered while reading the inputs."""
+#: the Parquet schema of telemetry.parquet (labels dictionary-encoded)
+ARROW_SCHEMA = pa.schema([
+    (c, pa.dictionary(pa.int32(), pa.string()) if t == "category" else pa.int64() if t == "Int64" else
+     pa.timestamp("ns", tz="UTC") if t.startswith("datetime64") else pa.float64())
+    for c, t in TELEMETRY_COLUMNS.items()])
 
-    telemetry: list = field(default_factory=list)
-    holds: list = field(default_factory=list)
-    pods: list = field(default_factory=list)
-    nodes: list = field(default_factory=list)
 
-    def add(self, result: TelemetryResult) -> None:
-        if len(result.telemetry):
-            self.telemetry.append(result.telemetry)
-        if result.holds is not None and len(result.holds):
-            self.holds.append(result.holds)
-
-    @property
-    def any(self) -> bool:
-        return bool(self.telemetry or self.holds)
+def arrow_chunk(df: pd.DataFrame) -> pa.Table:
+    """A telemetry frame as an Arrow table of :data:`ARROW_SCHEMA` (the same schema for every chunk)."""
+    cols = []
+    for name, typ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types, strict=True):
+        s = df[name]
+        if pa.types.is_dictionary(typ):
+            codes = s.cat.codes.to_numpy().astype(np.int32)
+            cats = pa.array([str(c) for c in s.cat.categories], type=pa.string())
+            cols.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats))
+        elif pa.types.is_int64(typ):
+            cols.append(pa.array(s.to_numpy(dtype="float64", na_value=np.nan), mask=s.isna().to_numpy()).cast(
+                pa.int64(), safe=False))
+        else:
+            cols.append(pa.Array.from_pandas(s, type=typ))
+    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
 
 
 @dataclass
 class Attached:
     jobs: pd.DataFrame
-    telemetry: pd.DataFrame
+    telemetry: pd.DataFrame | None
     job_stats: pd.DataFrame | None
     nodes: pd.DataFrame | None
     summary: dict
+    ledgers: list = field(default_factory=list)
+    quarantine: Quarantine = field(default_factory=Quarantine)
 
 
-def attach(jobs: pd.DataFrame, got: Collected, policy: JoinPolicy | None = None) -> Attached:
-    """Join the collected telemetry to ``jobs``; refine Kubernetes partitions from the nodes' pools."""
-    nodes = pd.concat(got.nodes, ignore_index=True) if got.nodes else None
-    if nodes is not None and len(jobs):
-        from .read_k8s_nodes import pools_for_pods
+@dataclass
+class TelemetryInputs:
+    """Everything beside the accounting files: nodes, holds and pod maps now, sample files after the jobs.
 
-        jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
-    tel = concat_telemetry(got.telemetry) if got.telemetry else empty_telemetry()
-    if not got.any or not len(jobs):
-        return Attached(jobs, tel, None, nodes, {})
-    holds = pd.concat(got.holds, ignore_index=True) if got.holds else None
-    pods = pd.concat(got.pods, ignore_index=True) if got.pods else None
-    res = TelemetryJoin(policy).join(jobs, tel, holds, pods)
-    return Attached(res.jobs, tel, res.job_stats.drop(columns=["_due"]), nodes, res.summary)
+    ``sink``: a Parquet path the samples are appended to (then none are kept in memory); without it the
+    samples are returned as one frame.
+    """
+
+    cluster: str | None = None
+    sink: Path | None = None
+    policy: JoinPolicy | None = None
+    pending: list = field(default_factory=list)
+    holds: list = field(default_factory=list)
+    pods: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    ledgers: list = field(default_factory=list)
+    quarantine: Quarantine = field(default_factory=Quarantine)
+
+    def take(self, path: Path, kind: str) -> None:
+        """Read a node list or GPU-index file now; queue a sample file for :meth:`attach`."""
+        if kind in SAMPLE_FORMATS:
+            self.pending.append((path, kind))
+            return
+        if kind == "gpu-index":
+            res = read_telemetry_file(path, kind, cluster=self.cluster)
+            if res.holds is not None and len(res.holds):
+                self.holds.append(res.holds)
+        else:
+            res = read_nodes_file(path, kind, cluster=self.cluster)
+            self.nodes.append(res.nodes)
+        self.ledgers.append(res.ledger)
+        self.quarantine.extend(res.quarantine.rows)
+
+    def attach(self, jobs: pd.DataFrame) -> Attached:
+        """Read the queued sample files one by one into the join; refine Kubernetes partitions by node pool."""
+        nodes = pd.concat(self.nodes, ignore_index=True) if self.nodes else None
+        if nodes is not None and len(jobs):
+            from .read_k8s_nodes import pools_for_pods
+
+            jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
+        holds = pd.concat(self.holds, ignore_index=True) if self.holds else None
+        pods = pd.concat(self.pods, ignore_index=True) if self.pods else None
+        session = TelemetryJoin(self.policy).session(jobs, holds, pods) if len(jobs) else None
+        kept, writer = [], None
+        try:
+            for path, kind in self.pending:
+                res = read_telemetry_file(path, kind, cluster=self.cluster)
+                self.ledgers.append(res.ledger)
+                self.quarantine.extend(res.quarantine.rows)
+                if not len(res.telemetry):
+                    continue
+                if session is not None:
+                    session.add(res.telemetry)
+                if self.sink is not None:
+                    if writer is None:
+                        writer = pq.ParquetWriter(self.sink, ARROW_SCHEMA, compression="zstd")
+                    writer.write_table(arrow_chunk(res.telemetry))
+                else:
+                    kept.append(res.telemetry)
+        finally:
+            if writer is not None:
+                writer.close()
+        tel = concat_telemetry(kept) if kept else (empty_telemetry() if not self.pending else None)
+        if session is None or not (self.pending or self.holds):
+            return Attached(jobs, tel if kept else None, None, nodes, {}, self.ledgers, self.quarantine)
+        res = session.finish()
+        return Attached(res.jobs, tel if kept else None, res.job_stats.drop(columns=["_due"]), nodes, res.summary,
+                        self.ledgers, self.quarantine)

@@ -1,5 +1,6 @@
-"""Store the telemetry beside the job table: ``telemetry.parquet``, ``job_telemetry.parquet``, ``nodes.parquet``
-(tables of the same names in ``reclaim.duckdb``), and ``cluster_shape.toml`` when nodes were read."""
+"""Store the telemetry beside the job table: ``telemetry.parquet`` (a view of the same name in ``reclaim.duckdb``
+that reads the file in place), ``job_telemetry.parquet`` and ``nodes.parquet`` (tables), and ``cluster_shape.toml``
+when nodes were read."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
     tables = {}
     if telemetry is not None and len(telemetry):
         telemetry.to_parquet(out / "telemetry.parquet", index=False)
+    if (out / "telemetry.parquet").exists():  # written here, or streamed there while reading
         tables["telemetry"] = out / "telemetry.parquet"
     if job_stats is not None and len(job_stats):
         job_stats.to_parquet(out / "job_telemetry.parquet", index=False)
@@ -38,14 +40,34 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
                     "node_groups": [_flat(g) for g in base.get("node_groups", [])] + spec["node_groups"]}
         shape = out / "cluster_shape.toml"
         shape.write_text(toml_text(spec), encoding="utf-8")
-    if tables:
-        con = duckdb.connect(str(out / "reclaim.duckdb"))
-        try:
-            for name, path in tables.items():
-                con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM read_parquet(?)", [str(path)])
-        finally:
-            con.close()
+    con = duckdb.connect(str(out / "reclaim.duckdb"))
+    try:
+        for name in ("telemetry", "job_telemetry", "nodes"):
+            _drop(con, name)  # also what an earlier run left
+        for name, path in tables.items():
+            if name == "telemetry":  # a month of samples stays in Parquet; DuckDB reads it in place
+                literal = str(Path(path).resolve()).replace("'", "''")
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}')")
+            else:
+                con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet(?)", [str(path)])
+    finally:
+        con.close()
     return shape
+
+
+def _drop(con, name: str) -> None:
+    found = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()
+    for (kind,) in found:
+        con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
+
+
+STORE_FILES = ("telemetry.parquet", "job_telemetry.parquet", "nodes.parquet", "cluster_shape.toml")
+
+
+def clear_telemetry_store(out: Path) -> None:
+    """Remove the files a previous run left in ``out`` (so a run without telemetry shows none)."""
+    for name in STORE_FILES:
+        (Path(out) / name).unlink(missing_ok=True)
 
 
 def _flat(group: dict) -> dict:

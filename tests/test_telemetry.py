@@ -258,3 +258,34 @@ def test_week_telemetry_only_totals_match_truth():
     peak = (el * g["gpu_mem_peak_bytes"].astype(float).fillna(0)).sum() / 2**30 / 3600
     assert used == pytest.approx(want["gpu_hours_used"], rel=0.005)
     assert peak == pytest.approx(want["gpu_mem_gib_hours_peak"], rel=0.005)
+
+
+def test_store_streams_telemetry_and_reruns_cleanly(tmp_path):
+    """``ingest`` streams samples into telemetry.parquet (a DuckDB view), job figures into job_telemetry;
+    a second run into the same folder without telemetry leaves neither behind."""
+    import duckdb
+
+    from audit.ingest import ingest
+
+    from .conftest import ROOT
+
+    week = ROOT / "sample_traces" / "week"
+    if not (week / "sacct.txt").exists():
+        pytest.skip("sample week absent")
+    out = tmp_path / "store"
+    res = ingest([week], out)
+    assert res.telemetry is None  # streamed, not kept
+    samples = res.ledger["telemetry"]["samples"]
+    con = duckdb.connect(str(out / "reclaim.duckdb"))
+    n, = con.execute("SELECT count(*) FROM telemetry").fetchone()
+    k, = con.execute("SELECT count(*) FROM job_telemetry WHERE gpu_samples > 0").fetchone()
+    con.close()
+    assert n == samples > 0 and k == res.ledger["telemetry"]["jobs_with_gpu_telemetry"]
+    again = ingest([week], out)
+    assert again.ledger["telemetry"]["samples"] == samples
+    ingest([week / "sacct.txt"], out)
+    assert not (out / "telemetry.parquet").exists() and not (out / "job_telemetry.parquet").exists()
+    con = duckdb.connect(str(out / "reclaim.duckdb"))
+    names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert names == {"jobs", "quarantine"}
