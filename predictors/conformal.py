@@ -1,0 +1,83 @@
+"""Conformalised quantile regression (Romano, Patterson & Candès 2019), one-sided, on a trailing window.
+
+For an upper quantile at level τ the conformity score of a calibration job is
+``s = log(y + offset) − log(q̂(x) + offset)``; the shift is the ⌈(n + 1)τ⌉-th smallest score, and the
+calibrated prediction is ``(q̂ + offset) · exp(shift) − offset``.  With ``cap`` the prediction is then
+clipped to the job's request (a right-sized request never exceeds the original): a job whose need
+exceeded its request can never be covered, so its score is +∞ and the shift accounts for it.
+Under exchangeability of calibration and test jobs the coverage is at least τ; on a time series the
+trailing window keeps it close to τ as the workload drifts, and adaptive conformal inference
+(Gibbs & Candès 2021) corrects what drift is left: the level used for the shift is raised by
+``gamma`` × the running sum over already-observed test jobs of (τ − covered), so that the long-run share
+of covered jobs tends to τ even when calibration and test weeks differ.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Estimator, check_levels, non_crossing
+
+
+def conformal_shift(scores: np.ndarray, level: float) -> float:
+    """The ⌈(n + 1)·level⌉-th smallest score (+∞ when n is too small for that level or it is infinite)."""
+    s = np.sort(np.asarray(scores, dtype=np.float64))
+    n = len(s)
+    k = math.ceil((n + 1) * level)
+    return float(s[k - 1]) if 1 <= k <= n else math.inf
+
+
+def scores(y: np.ndarray, pred: np.ndarray, offset: float, request: np.ndarray | None = None) -> np.ndarray:
+    """Log-ratio conformity scores; +∞ where a capped prediction could not reach ``y``."""
+    s = np.log(np.clip(y, 0, None) + offset) - np.log(np.clip(pred, 0, None) + offset)
+    if request is not None:
+        s = np.where(np.isfinite(request) & (y > request), np.inf, s)
+    return s
+
+
+def apply_shift(pred: np.ndarray, shift: np.ndarray, offset: float, request: np.ndarray | None = None) -> np.ndarray:
+    """Shifted (and capped) predictions, shape (jobs, levels), still non-crossing."""
+    with np.errstate(over="ignore"):
+        out = (np.clip(pred, 0, None) + offset) * np.exp(shift)[None, :] - offset
+    out = np.clip(out, 0, None)
+    if request is not None:
+        out = np.where(np.isfinite(request)[:, None], np.fmin(out, request[:, None]), out)
+    return non_crossing(out)
+
+
+def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gamma: float, *, lowest: float = 0.5,
+                    highest: float = 0.999) -> np.ndarray:
+    """ACI levels: ``τ + gamma · Σ (τ − 1[y ≤ q])`` over observed jobs, per level, clipped to [lowest, highest]."""
+    lv = np.asarray(levels, dtype=np.float64)
+    if gamma == 0 or not len(y_seen):
+        return lv
+    err = (lv[None, :] - (y_seen[:, None] <= pred_seen)).sum(axis=0)
+    return np.clip(lv + gamma * err, np.minimum(lowest, lv), np.maximum(highest, lv))
+
+
+class ConformalCalibrator(Estimator):
+    """Learns one multiplicative shift per level from calibration jobs' out-of-sample predictions.
+
+    ``cap``: clip calibrated predictions to the request (passed to ``fit`` and ``transform``).
+    """
+
+    def __init__(self, levels=(0.5, 0.9, 0.99), *, log_offset: float = 1.0, cap: bool = True):
+        self.levels = levels
+        self.log_offset = log_offset
+        self.cap = cap
+
+    def fit(self, pred: np.ndarray, y: np.ndarray, request: np.ndarray | None = None,
+            effective_levels=None) -> ConformalCalibrator:
+        """``effective_levels`` (e.g. from :func:`adaptive_levels`) replaces the levels used for the shifts."""
+        self.levels_ = check_levels(self.levels)
+        eff = self.levels_ if effective_levels is None else tuple(float(x) for x in effective_levels)
+        req = request if self.cap else None
+        self.shift_ = np.array([conformal_shift(scores(y, pred[:, j], self.log_offset, req), a)
+                                for j, a in enumerate(eff)])
+        self.n_calibration_ = len(y)
+        return self
+
+    def transform(self, pred: np.ndarray, request: np.ndarray | None = None) -> np.ndarray:
+        return apply_shift(pred, self.shift_, self.log_offset, request if self.cap else None)

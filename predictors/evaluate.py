@@ -1,0 +1,146 @@
+"""The evaluation stage: every model side by side on future weeks, with breakdowns and failure prediction.
+
+``evaluate(source, target, quantiles)`` returns the dict the CLI prints with ``--json``::
+
+    {"target": "walltime", "jobs_tested": 12345,
+     "models": {"lightgbm": {"0.9": {"coverage": …, "under_rate": …, "overprov_ratio": …,
+                                      "recovered_fraction": …, "pinball": …}, …}, …}}
+
+``evaluate_jobs`` returns the richer :class:`Evaluation` (per-job predictions, breakdowns by user,
+partition, GPU type and cold start, failure prediction, per-fold figures).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .metrics import METRICS, metric_table, precision_recall
+from .models import CALIBRATED, default_models
+from .rolling import RollingForecaster, RollingResult
+
+#: state of a job killed for exceeding its request, per target
+KILL_STATE = {"walltime": "TIMEOUT", "memory": "OUT_OF_MEMORY"}
+BREAKDOWNS = ("user", "partition", "gpu_type", "cold_user", "cold_family")
+
+
+@dataclass
+class Evaluation:
+    rolling: RollingResult
+    metrics: pd.DataFrame
+    breakdowns: dict = field(default_factory=dict)
+    failure: dict = field(default_factory=dict)
+
+
+def parse_levels(quantiles) -> tuple[list[str], tuple[float, ...]]:
+    """``"0.5,0.9"`` or ``[0.5, 0.9]`` → (labels as written, sorted floats)."""
+    toks = [t.strip() for t in quantiles.split(",")] if isinstance(quantiles, str) else [str(q) for q in quantiles]
+    toks = [t for t in toks if t]
+    try:
+        vals = [float(t) for t in toks]
+    except ValueError:
+        raise ValueError(f"quantiles must be numbers between 0 and 1, got {quantiles!r}") from None
+    if not vals or any(not 0.0 < v < 1.0 for v in vals):
+        raise ValueError(f"quantiles must lie strictly between 0 and 1, got {quantiles!r}")
+    order = np.argsort(vals, kind="stable")
+    labels = [toks[i] for i in order]
+    levels = tuple(vals[i] for i in order)
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"repeated quantile in {quantiles!r}")
+    return labels, levels
+
+
+def load_jobs(source) -> pd.DataFrame:
+    """A canonical job table from a DataFrame, a store folder (jobs.parquet) or trace files/folders."""
+    if isinstance(source, pd.DataFrame):
+        return source
+    paths = [Path(p) for p in (source if isinstance(source, list | tuple) else [source])]
+    if len(paths) == 1 and paths[0].is_dir() and (paths[0] / "jobs.parquet").exists():
+        from audit.store import read_jobs
+
+        return read_jobs(paths[0])
+    from audit.ingest import read_inputs
+
+    return read_inputs(paths).jobs
+
+
+def killed_mask(frame: pd.DataFrame, target: str) -> np.ndarray | None:
+    """Jobs killed for exceeding their request: the target's kill state; for walltime on traces without a
+    TIMEOUT state (SWF), a run that reached its limit."""
+    state = KILL_STATE.get(target)
+    if state is None:
+        return None
+    st = frame["state"].astype("string").fillna("").to_numpy(dtype=object) if "state" in frame else None
+    if st is not None and (st == state).any():
+        return st == state
+    if target == "walltime":
+        return frame["y"].to_numpy() >= frame["request"].to_numpy()
+    return st == state if st is not None else None
+
+
+def failure_prediction(frame: pd.DataFrame, target: str, levels, *, risk: float = 0.9) -> dict:
+    """Flag jobs whose request is below the calibrated (uncapped) prediction at ``risk``; score the flag
+    against the jobs that were actually killed for it, for every calibrated model."""
+    killed = killed_mask(frame, target)
+    if killed is None or risk not in levels:
+        return {}
+    req = frame["request"].to_numpy(dtype=np.float64)
+    out = {}
+    for m in CALIBRATED:
+        col = f"{m}_nocap@{risk}"
+        if col in frame:
+            out[m] = precision_recall(req < frame[col].to_numpy(dtype=np.float64), killed)
+    return out
+
+
+def evaluate_jobs(jobs: pd.DataFrame, target: str, levels=(0.5, 0.9, 0.99), *, models=None, risk: float = 0.9,
+                  n_estimators: int = 100, num_threads: int = 1, random_state: int = 0, top_groups: int = 10,
+                  **rolling) -> Evaluation:
+    """Run the rolling origin for ``target`` and score every model on the scored (calibrated) test weeks."""
+    levels = tuple(float(x) for x in levels)
+    est = default_models(levels, target, n_estimators=n_estimators, num_threads=num_threads,
+                         random_state=random_state, only=models)
+    res = RollingForecaster(est, levels, **rolling).run(jobs, target)
+    tested = res.jobs[res.jobs["scored"]].reset_index(drop=True)
+    names = list(res.models)
+    metrics = metric_table(tested, names, levels)
+    breakdowns = {}
+    for by in BREAKDOWNS:
+        if by not in tested or tested[by].isna().all():
+            continue
+        t = metric_table(tested, names, levels, by=by)
+        if by in ("user", "partition", "gpu_type") and len(t):
+            top = tested[by].value_counts().head(top_groups).index
+            t = t[t["group"].isin(top)]
+        breakdowns[by] = t.reset_index(drop=True)
+    return Evaluation(rolling=res, metrics=metrics, breakdowns=breakdowns,
+                      failure=failure_prediction(tested, target, levels, risk=risk))
+
+
+def as_dict(ev: Evaluation, labels) -> dict:
+    """The ``--json`` shape: target, jobs_tested and models → level label → the five metrics."""
+    levels = ev.rolling.levels
+    label = dict(zip(levels, labels, strict=True))
+    models = {}
+    for m in ev.rolling.models:
+        t = ev.metrics[ev.metrics["model"] == m]
+        models[m] = {label[r.level]: {k: _num(getattr(r, k)) for k in METRICS} for r in t.itertuples()}
+    return {"target": ev.rolling.target, "jobs_tested": int(ev.rolling.jobs["scored"].sum()), "models": models}
+
+
+def _num(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def evaluate(source, target: str, quantiles="0.5,0.9", **options) -> dict:
+    """Evaluate every model for ``target`` on a trace, a folder of traces, a store or a job table.
+
+    ``options`` go to :func:`evaluate_jobs` (e.g. ``retrain_every``, ``n_estimators``, ``models``).
+    """
+    labels, levels = parse_levels(quantiles)
+    ev = evaluate_jobs(load_jobs(source), target, levels, **options)
+    return as_dict(ev, labels)

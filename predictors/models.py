@@ -1,0 +1,34 @@
+"""The model line-up compared side by side: the five site baselines and the two quantile models."""
+
+from __future__ import annotations
+
+from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .quantile_gbm import QuantileGBM
+from .quantile_linear import LinearQuantile
+from .targets import get_target
+
+BASELINES = ("request", "user_mean", "last_two", "vpa", "krr")
+#: models whose quantiles are conformalised on the trailing window
+CALIBRATED = ("quantreg", "lightgbm")
+MODELS = BASELINES + CALIBRATED
+
+
+def default_models(levels, target: str, *, n_estimators: int = 100, num_threads: int = 1, random_state: int = 0,
+                   only=None) -> dict:
+    """Fresh, unfitted estimators by name (``only`` keeps a subset, in line-up order)."""
+    off = get_target(target).log_offset
+    make = {
+        "request": lambda: RequestBaseline(levels),
+        "user_mean": lambda: UserMeanBaseline(levels),
+        "last_two": lambda: LastTwoBaseline(levels),
+        "vpa": lambda: VPABaseline(levels),
+        "krr": lambda: KRRBaseline(levels),
+        "quantreg": lambda: LinearQuantile(levels, log_offset=off),
+        "lightgbm": lambda: QuantileGBM(levels, n_estimators=n_estimators, log_offset=off, num_threads=num_threads,
+                                        random_state=random_state),
+    }
+    names = MODELS if only is None else tuple(m for m in MODELS if m in set(only))
+    unknown = set(only or ()) - set(MODELS)
+    if unknown:
+        raise ValueError(f"unknown model(s) {sorted(unknown)}; choose among {', '.join(MODELS)}")
+    return {m: make[m]() for m in names}

@@ -1,0 +1,50 @@
+"""Right-sized requests for the audit: each job's calibrated predicted need, from its past only.
+
+:func:`right_size` runs the rolling origin (LightGBM, conformalised, capped at the request) for every
+target the table has data for and returns one row per job with ``pred_<column>_p<level>`` columns, e.g.
+``pred_elapsed_s_p90``, ``pred_mem_peak_bytes_p99``, ``pred_cpus_used_p50``.  A job gets NaN where it
+was not predicted: it is not eligible for the target (never ran, unknown use, no GPU), or it was
+submitted during the burn-in (before ``warmup_days`` of history and ``min_cal`` calibration jobs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .models import default_models
+from .rolling import RollingForecaster
+from .targets import TARGETS, eligible
+
+KEY = ("cluster", "job_id")
+
+
+def level_label(level: float) -> str:
+    """0.9 → ``p90``, 0.5 → ``p50``, 0.995 → ``p99.5``."""
+    pct = round(level * 100, 6)
+    return f"p{int(pct)}" if pct == int(pct) else f"p{pct:g}"
+
+
+def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, model: str = "lightgbm",
+               min_jobs: int = 500, n_estimators: int = 100, num_threads: int = 1, random_state: int = 0,
+               **rolling) -> pd.DataFrame:
+    """Per job (same order as ``jobs``): ``cluster``, ``job_id`` and the calibrated prediction per target and
+    level.  Targets with fewer than ``min_jobs`` eligible jobs are left out."""
+    levels = tuple(float(x) for x in levels)
+    out = pd.DataFrame({k: jobs[k].to_numpy() for k in KEY if k in jobs.columns})
+    pos = pd.Series(np.arange(len(jobs)))
+    base = jobs.reset_index(drop=True).assign(_pos=pos.to_numpy())
+    for target in targets or TARGETS:
+        if eligible(base, target).sum() < min_jobs:
+            continue
+        est = default_models(levels, target, n_estimators=n_estimators, num_threads=num_threads,
+                             random_state=random_state, only=[model])
+        res = RollingForecaster(est, levels, **rolling).run(base, target)
+        got = res.jobs
+        stem = TARGETS[target].column
+        for lv in levels:
+            col = np.full(len(jobs), np.nan)
+            ok = got["scored"].to_numpy()
+            col[got.loc[ok, "_pos"].to_numpy(dtype=np.int64)] = got.loc[ok, f"{model}@{lv}"].to_numpy()
+            out[f"pred_{stem}_{level_label(lv)}"] = col
+    return out
