@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audit.detect import detect_format
 from audit.read_prometheus import parse_labels, read_prometheus
@@ -157,3 +159,38 @@ def test_fast_matrix_path_equals_the_checked_path(tmp_path):
     r = read_prometheus_json(pretty)
     assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (4, 2, 2)
     assert [q[1:3] for q in r.quarantine.rows] == [(1, "values[1]"), (3, "values[0]")]
+
+_valid = st.builds(lambda n, g, v, t: f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}",Hostname="n{n}"}} {v} {t}',
+                   st.integers(0, 9), st.integers(0, 7), st.integers(0, 100), st.integers(1_600_000_000_000, 1_700_000_000_000))
+_junk = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+                max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(_valid, _junk, st.just("# HELP x y"), st.just("")), max_size=30))
+def test_exposition_text_never_loses_a_line(tmp_path, lines):
+    p = tmp_path / "x.prom"
+    p.write_text("\n".join(lines) + "\n")
+    r = read_prometheus(p)
+    data = [ln for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+    assert r.ledger.balanced and r.ledger.read == len(data)
+    assert r.ledger.used == len(r.telemetry) and r.ledger.quarantined == len(r.quarantine.rows)
+    assert r.ledger.used >= sum(1 for ln in lines if ln.startswith("DCGM_FI_DEV_GPU_UTIL{"))
+
+
+_value = st.one_of(st.integers(0, 100).map(str), st.sampled_from(["NaN", "+Inf", "x", "", "1e3", "-0.5"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(st.integers(1_600_000_000, 1_700_000_000), _value), max_size=8), max_size=5),
+       st.booleans())
+def test_matrix_json_never_loses_a_sample(tmp_path, series, pretty):
+    doc = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_FB_USED", "Hostname": "n1", "gpu": str(i)},
+         "values": [[t, v] for t, v in pairs]} for i, pairs in enumerate(series)]}}
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(doc, indent=2 if pretty else None))
+    r = read_prometheus(p)
+    good = sum(1 for pairs in series for _, v in pairs if v not in ("NaN", "+Inf", "x", ""))
+    assert r.ledger.balanced and r.ledger.read == sum(len(x) for x in series)
+    assert r.ledger.used == good == len(r.telemetry)
