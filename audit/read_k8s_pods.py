@@ -317,7 +317,8 @@ _STATE_RANK = {"RUNNING": 9, "PENDING": 8, "OUT_OF_MEMORY": 7, "TIMEOUT": 6, "PR
 def _group(pods: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Fold pods of one workload into a row: earliest submit/start, latest end, time-weighted requests."""
     grouped = pods["_group_name"].notna()
-    gid = (pods["_namespace"] + "/" + pods["_owner_kind"] + "/" + pods["_group_name"]).where(grouped)
+    text = lambda c: pods[c].astype("string")  # noqa: E731
+    gid = (text("_namespace") + "/" + text("_owner_kind") + "/" + text("_group_name")).where(grouped)
     pods = pods.assign(_group_id=gid.fillna(pods["job_id"]))
     single = pods[~grouped]
     multi = pods[grouped]

@@ -6,11 +6,14 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audit.detect import detect_format
 from audit.read_k8s_nodes import read_k8s_nodes, shape_dict, toml_text
 from audit.read_k8s_pods import read_k8s_pods
 from audit.read_k8s_quantity import parse_quantity
+from audit.schema import STATES
 
 GiB = 2**30
 
@@ -245,3 +248,30 @@ def test_mixed_audit_slurm_and_k8s_side_by_side(tmp_path):
     con.close()
     assert n == 2 * 60
     assert res.ingest.ledger["balanced"]
+
+
+_quantity = st.one_of(st.sampled_from(["500m", "2", "1.5", "64Gi", "1e3", "lots", "", "-1", "7Ki", "0"]),
+                      st.text(max_size=6))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_quantity, _quantity, st.sampled_from(["Succeeded", "Failed", "Running", "Pending",
+                                                                 "Unknown", "Weird"]), st.booleans()),
+                min_size=1, max_size=8))
+def test_pods_with_random_quantities_are_all_accounted(tmp_path, specs):
+    items = []
+    for i, (cpu, mem, phase, owned) in enumerate(specs):
+        items.append(pod(f"p{i}", phase=phase, started="2025-03-01T10:01:00Z",
+                         containers=[container("c", {"cpu": cpu, "memory": mem})],
+                         owner=("Job", "j") if owned else None,
+                         statuses=[status("c", terminated("Completed", 0, "2025-03-01T10:01:00Z",
+                                                          "2025-03-01T10:31:00Z"))]))
+    p = tmp_path / "pods.json"
+    p.write_text(json.dumps(pods_list(items)))
+    r = read_k8s_pods(p)
+    assert r.ledger.balanced and r.ledger.read == len(specs)
+    assert r.ledger.used == r.ledger.jobs_emitted == len(r.jobs)
+    assert len(r.quarantine.rows) == r.ledger.quarantined and {q[2] for q in r.quarantine.rows} <= {"resources"}
+    kept_owned = len(specs) - r.ledger.quarantined - sum(1 for s in r.jobs["job_id"] if "/Job/" not in s)
+    assert r.ledger.folded == max(kept_owned - 1, 0)  # every kept pod of Job j folds into one row
+    assert set(r.jobs["state"]) <= set(STATES)
