@@ -42,6 +42,7 @@ KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_WORKLOAD = "kueue.x-k8s.io/workload-name"
 JOBSET = "jobset.sigs.k8s.io/jobset-name"
 WHOLE_GPU = ("nvidia.com/gpu", "amd.com/gpu")
+PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 POD_MAP_COLUMNS = ("namespace", "pod", "job_id", "node", "start_time", "end_time")
 
 
@@ -128,6 +129,8 @@ def pod_record(pod: dict) -> tuple[dict, tuple[str, str] | None]:
         return {}, ("metadata.name", "missing")
     if not ns:
         return {}, ("metadata.namespace", "missing")
+    if status.get("phase") not in PHASES:
+        return {}, ("status.phase", f"not a pod phase: {status.get('phase')!r}")
     labels = meta.get("labels") or {}
     owners = meta.get("ownerReferences") or []
     owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
