@@ -19,7 +19,8 @@ def encode(X: pd.DataFrame, vocab: dict[str, pd.Index], numeric: list[str]) -> p
     """Numeric columns as float, categoricals as pandas categories of the training vocabulary (unseen → NaN)."""
     out = {c: X[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in numeric}
     for c, cats in vocab.items():
-        out[c] = pd.Categorical(X[c].astype("string").to_numpy(dtype=object, na_value=None), categories=cats)
+        vals = X[c].astype("string").to_numpy(dtype=object, na_value=None)
+        out[c] = pd.Categorical.from_codes(cats.get_indexer(vals), categories=cats)
     return pd.DataFrame(out)
 
 

@@ -32,8 +32,7 @@ def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, mod
     level.  Targets with fewer than ``min_jobs`` eligible jobs are left out."""
     levels = tuple(float(x) for x in levels)
     out = pd.DataFrame({k: jobs[k].to_numpy() for k in KEY if k in jobs.columns})
-    pos = pd.Series(np.arange(len(jobs)))
-    base = jobs.reset_index(drop=True).assign(_pos=pos.to_numpy())
+    base = jobs.reset_index(drop=True)
     for target in targets or TARGETS:
         if eligible(base, target).sum() < min_jobs:
             continue
@@ -45,6 +44,6 @@ def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, mod
         for lv in levels:
             col = np.full(len(jobs), np.nan)
             ok = got["scored"].to_numpy()
-            col[got.loc[ok, "_pos"].to_numpy(dtype=np.int64)] = got.loc[ok, f"{model}@{lv}"].to_numpy()
+            col[got.loc[ok, "row"].to_numpy(dtype=np.int64)] = got.loc[ok, f"{model}@{lv}"].to_numpy()
             out[f"pred_{stem}_{level_label(lv)}"] = col
     return out

@@ -23,7 +23,7 @@ from .targets import actual, eligible, get_target, request, weight
 
 @dataclass
 class RollingResult:
-    """``jobs``: one row per eligible job in submission order with ``y``, ``request``, ``w``, ``fold``,
+    """``jobs``: one row per eligible job in submission order with ``row`` (its position in the input), ``y``, ``request``, ``w``, ``fold``,
     ``scored``, ``cold_user``, ``cold_family`` and a column ``MODEL@LEVEL`` per prediction (calibrated for
     the calibrated models, whose raw output is ``MODEL_raw@LEVEL`` and uncapped calibration
     ``MODEL_nocap@LEVEL``).  ``folds``: one row per fold."""
@@ -74,10 +74,12 @@ class RollingForecaster:
     def run(self, jobs: pd.DataFrame, target: str) -> RollingResult:
         spec = get_target(target)
         levels = tuple(float(x) for x in self.levels)
-        E = jobs[eligible(jobs, target)]
-        E = E.iloc[np.argsort(epoch_s(E["submit_time"]), kind="stable")].reset_index(drop=True)
+        rows = np.flatnonzero(eligible(jobs, target))
+        rows = rows[np.argsort(epoch_s(jobs["submit_time"].iloc[rows]), kind="stable")]
+        E = jobs.iloc[rows].reset_index(drop=True)
         X = submission_features(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
         meta = _meta(E, X, target, self.gpu_memory_bytes)
+        meta.insert(0, "row", rows)
         submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
         org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days)
         if self.start_s is not None:
