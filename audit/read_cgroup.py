@@ -37,16 +37,16 @@ TORQUE = re.compile(r"^/torque/(?P<job>[^/.]+)[^/]*$")
 MAX_U64 = float(2**64)
 
 
-def parse_ttar(text: str, name: str = "ttar") -> tuple[dict[str, str], set[str]]:
-    """``ttar`` archive text → ({file path: content}, {directory paths})."""
+def parse_ttar(text: str, name: str = "ttar") -> tuple[dict[str, str], dict[str, int]]:
+    """``ttar`` archive text → ({file path: content}, {directory path: its 1-based line})."""
     files: dict[str, str] = {}
-    dirs: set[str] = set()
+    dirs: dict[str, int] = {}
     lines = text.split("\n")
     i = 0
     while i < len(lines):
         ln = lines[i]
         if ln.startswith("Directory: "):
-            dirs.add(ln[len("Directory: "):])
+            dirs[ln[len("Directory: "):]] = i + 1
         elif ln.startswith("Path: "):
             path = ln[len("Path: "):]
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
@@ -136,7 +136,7 @@ def _v2(files: dict, root: str, name: str) -> dict[str, float]:
     }
 
 
-def _cgroups(dirs: set[str], root: str) -> list[tuple[str, str, str, str | None]]:
+def _cgroups(dirs: dict[str, int], root: str) -> list[tuple[str, str, str, str | None]]:
     """(version, cgroup name, kind, job id) for every job, step/task or user-slice directory."""
     out = []
     for d in sorted(dirs):
@@ -167,6 +167,10 @@ def _cgroups(dirs: set[str], root: str) -> list[tuple[str, str, str, str | None]
     return out
 
 
+def _line(dirs: dict[str, int], root: str, version: str, cg: str) -> int:
+    return dirs.get(f"{root}/cpuacct{cg}" if version == "v1" else f"{root}{cg}", 1)
+
+
 def read_cgroup(path, *, cluster: str | None = None, node: str | None = None, time=None) -> TelemetryResult:
     """Read a ``ttar`` archive of a cgroup tree into exporter-style samples per job cgroup and user slice."""
     name = str(path)
@@ -183,10 +187,12 @@ def read_cgroup(path, *, cluster: str | None = None, node: str | None = None, ti
         try:
             vals = (_v1 if version == "v1" else _v2)(files, root, cg)
         except ValueError as exc:
-            record_quarantine(ledger, quarantine, 0, cg, f"a cgroup file does not parse: {exc}", cg)
+            record_quarantine(ledger, quarantine, _line(dirs, root, version, cg), cg,
+                              f"a cgroup file does not parse: {exc}", cg)
             continue
         if not np.isfinite(vals["cgroup_cpu_total_seconds"]) and not np.isfinite(vals["cgroup_memory_used_bytes"]):
-            record_quarantine(ledger, quarantine, 0, cg, "no CPU or memory accounting files", cg)
+            record_quarantine(ledger, quarantine, _line(dirs, root, version, cg), cg,
+                              "no CPU or memory accounting files", cg)
             continue
         ledger.used += 1
         rows += [{"metric": m, "value": v, "job_label": job, "cgroup": cg, "resource": f"cgroup-{version}"}

@@ -85,7 +85,7 @@ def test_cpuset_and_ttar_parsing():
     assert count_cpus("0-1,4,8-11\n") == 7 and count_cpus("") == 0
     files, dirs = parse_ttar("Directory: r\nMode: 755\n# ttar - -\nPath: r/a\nLines: 2\nx 1\ny 2\nMode: 644\n"
                              "# ttar - -\nPath: r/b\nLines: 0\nMode: 644\n")
-    assert files == {"r/a": "x 1\ny 2", "r/b": ""} and dirs == {"r"}
+    assert files == {"r/a": "x 1\ny 2", "r/b": ""} and dirs == {"r": 1}
 
 
 EXPORTER_TEXT = """# HELP cgroup_cpu_total_seconds Cumulative CPU usage in seconds
@@ -115,3 +115,20 @@ def test_exporter_text_joins_to_job(tmp_path):
     # a job-level counter counted from zero (the cgroup is created with the job); the step series is not added
     assert row.cpu_used_s == pytest.approx(3600.25)
     assert row.mem_peak_bytes == 4_000_000_000 and "telemetry" in row.caveats
+
+
+def test_damaged_tree_is_quarantined_with_its_line(tmp_path):
+    text = ("Directory: fx\nMode: 755\n# ttar - -\nDirectory: fx/cpuacct\nMode: 755\n# ttar - -\n"
+            "Directory: fx/cpuacct/slurm\nMode: 755\n# ttar - -\n"
+            "Directory: fx/cpuacct/slurm/uid_5\nMode: 755\n# ttar - -\n"
+            "Directory: fx/cpuacct/slurm/uid_5/job_7\nMode: 755\n# ttar - -\n"
+            "Path: fx/cpuacct/slurm/uid_5/job_7/cpuacct.usage\nLines: 1\nnot-a-number\nMode: 644\n# ttar - -\n"
+            "Directory: fx/cpuacct/slurm/uid_5/job_8\nMode: 755\n# ttar - -\n"
+            "Path: fx/cpuacct/slurm/uid_5/job_8/cpuacct.usage\nLines: 1\n2500000000\nMode: 644\n# ttar - -\n")
+    p = tmp_path / "t.ttar"
+    p.write_text(text)
+    r = read_cgroup(p)
+    assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (2, 1, 1) and r.ledger.balanced
+    assert r.quarantine.rows[0][1:3] == (13, "/slurm/uid_5/job_7")
+    t = r.telemetry
+    assert t[(t.metric == "cgroup_cpu_total_seconds")]["value"].tolist() == [2.5]
