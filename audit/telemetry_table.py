@@ -118,19 +118,31 @@ def concat_telemetry(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 def series_codes(df: pd.DataFrame, cols=("cluster", "node", "gpu_index", "uuid", "job_label", "namespace", "pod",
                                          "container", "cgroup", "metric")) -> np.ndarray:
-    """One integer per time series (the identifying labels), from the categorical codes (no strings built)."""
+    """One dense integer per time series (the identifying labels), from the categorical codes (no strings built).
+
+    The codes are combined arithmetically and renumbered only when the product of the widths nears 2⁶²,
+    then once at the end.
+    """
     if not len(df):
         return np.zeros(0, dtype=np.int64)
     key = np.zeros(len(df), dtype=np.int64)
+    span = 1
     for c in cols:
         s = df[c]
         if isinstance(s.dtype, pd.CategoricalDtype):
-            codes, k = s.cat.codes.to_numpy().astype(np.int64) + 1, len(s.cat.categories) + 1
+            k = len(s.cat.categories) + 1
+            if k == 1:
+                continue  # the label is absent throughout
+            codes = s.cat.codes.to_numpy().astype(np.int64) + 1
         else:
             codes, uniq = pd.factorize(s, use_na_sentinel=True)
             codes, k = codes.astype(np.int64) + 1, len(uniq) + 1
-        key = pd.factorize(key * k + codes)[0].astype(np.int64)  # renumber so the key never overflows
-    return key
+        if span * k >= 2**62:
+            key, uniq = pd.factorize(key)
+            key, span = key.astype(np.int64), len(uniq)
+        key = key * k + codes
+        span *= k
+    return pd.factorize(key)[0].astype(np.int64)
 
 
 def epoch_to_utc(seconds) -> pd.Series:

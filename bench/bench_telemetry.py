@@ -1,6 +1,7 @@
 """Aggregate a generated month of 30-second DCGM samples (100 million) to per-job GPU statistics.
 
-Target: ≥ 5 million samples/s and < 4 GiB peak on this 2-core machine.  The month (580 GPUs on 73 nodes × 2
+Target: ≥ 5 million samples/s and < 4 GiB peak on this 2-core machine (the Parquet kernel,
+:func:`audit.telemetry_stream.stream_parquet`); the same month through the ingest join is timed after it.  The month (580 GPUs on 73 nodes × 2
 metrics × 86,400 samples ≈ 100.2 million rows) is written once with NumPy into bench/data/ as Parquet
 (dictionary-encoded node and metric, one row group per day; deterministic, seed 11) and reused.  Each job's
 planted utilisation is recomputed from the written values and compared with the streamed result.
@@ -113,6 +114,32 @@ def aggregate(holds: pd.DataFrame):
     return res, cnt, np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan), fb_sum
 
 
+def aggregate_session(holds: pd.DataFrame) -> tuple[int, np.ndarray]:
+    """The same month through the ingest join (:class:`~audit.telemetry_join.JoinSession`), batch by batch."""
+    from audit.schema import conform
+    from audit.telemetry_join import TelemetryJoin
+    from audit.telemetry_table import conform_telemetry
+
+    first = holds.groupby("job", sort=True).agg(node=("node", "first"), start=("start", "first"),
+                                                end=("end", "first"), gpus=("gpu_index", "size"))
+    ids = first.index.astype(str)
+    jobs = conform(pd.DataFrame({
+        "cluster": "bench", "job_id": ids, "job_id_raw": ids, "alloc_gpus": first["gpus"].to_numpy(), "alloc_nodes": 1,
+        "node_list": first["node"].to_numpy(), "state": "COMPLETED",
+        "start_time": pd.to_datetime(first["start"].to_numpy(), unit="s", utc=True),
+        "end_time": pd.to_datetime(first["end"].to_numpy(), unit="s", utc=True),
+        "elapsed_s": (first["end"] - first["start"]).to_numpy()}))
+    session = TelemetryJoin().session(jobs, pd.DataFrame({"job_id": holds["job"].astype(str), "node": holds["node"],
+                                                          "gpu_index": holds["gpu_index"]}))
+    n = 0
+    for batch in pq.ParquetFile(month_path()).iter_batches(batch_size=3_000_000):
+        df = batch.to_pandas()
+        df["gpu_index"] = df["gpu_index"].astype("Int64")
+        session.add(conform_telemetry(df))
+        n += len(df)
+    return n, session.finish().job_stats["gpu_util_mean"].to_numpy(dtype="float64", na_value=np.nan)
+
+
 def main() -> None:
     holds = make_jobs()
     truth_path = DATA / "dcgm_month_truth.npz"
@@ -131,6 +158,12 @@ def main() -> None:
     err = np.abs(util[ok] - truth["util_mean"][ok]).max()
     fb_err = np.abs(fb[ok] - truth["fb_peak_sum"][ok]).max()
     print(f"per-job check against the generator: max |util error| {err:.2e} %, max |FB peak error| {fb_err:.2e} MiB")
+    with timed() as ses:
+        n, util2 = aggregate_session(holds)
+    err2 = np.abs(util2[ok] * 100 - truth["util_mean"][ok]).max()
+    print(f"the ingest join (JoinSession, pandas batches) on the same month: {n / ses['s'] / 1e6:.1f} million "
+          f"samples/s ({ses['s']:.1f} s); max |util error| {err2:.2e} %; peak memory so far "
+          f"{peak_rss_mib() / 1024:.2f} GiB")
 
 
 if __name__ == "__main__":
