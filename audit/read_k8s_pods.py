@@ -19,8 +19,9 @@ Pods owned by a Kubernetes Job, a JobSet (label ``jobset.sigs.k8s.io/jobset-name
   ``signal`` = code − 128 above 128; restarts → ``pod_restarted``.
 
 A workload row's allocation is the time-weighted mean of its pods' requests, so allocated core- and GPU-hours
-equal the sum over its pods.  Ledger: one record per pod; a pod without name or namespace, or with a quantity
-that does not parse, is quarantined (field named); the rest are used, or folded into their workload row.
+equal the sum over its pods.  Ledger: one record per pod; a pod without name or namespace, with a phase that
+is not one of Kubernetes' five, or with a quantity that does not parse, is quarantined (field named); the rest
+are used, or folded into their workload row.
 """
 
 from __future__ import annotations
