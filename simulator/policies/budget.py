@@ -20,7 +20,8 @@ their progress and pay the simulator's restart cost (``restart_cost_s``).  Usage
 from __future__ import annotations
 
 import math
-from collections import deque
+
+import numpy as np
 
 from ..result import BUDGET, RESOURCES
 from .easy import backfill, reservation
@@ -45,13 +46,18 @@ class Budget:
 
     def reset(self, ctx) -> None:
         self.used: dict = {}
-        self.ended: dict = {}
-        self.log_seen = 0
         self.last_calc = None
         self.over: set = set()
         self.preemptions = 0
         gpus = ctx.sim.cluster.capacity()["gpus"]
         self.entitled = {p: s * gpus * self.window_s for p, s in self.shares.items()}
+        self.projects = sorted(set(ctx.account))
+        index = {p: k for k, p in enumerate(self.projects)}
+        self.project = np.array([index[a] for a in ctx.account], dtype=np.int64)
+        self.budgeted = np.array(ctx.min_runtime) != 0
+        self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * np.array(ctx.nodes_req, dtype=np.float64)
+        #: running jobs that may ever be preempted (a declared minimum runtime)
+        self.exposed: set = set()
 
     # ---- classes -----------------------------------------------------------------------
     @staticmethod
@@ -70,29 +76,27 @@ class Budget:
 
     # ---- usage over the window ------------------------------------------------------------
     def window_usage(self, ctx) -> dict:
-        """GPU-seconds each project's budgeted jobs held within the last ``window_s``."""
+        """GPU-seconds each project's budgeted jobs held within the last ``window_s`` (vectorised:
+        the attempt log is in end-time order, so the window is a suffix of it)."""
         now = ctx.now
         lo = now - self.window_s
         log = ctx.log
-        for k in range(self.log_seen, len(log)):
-            i, start, end, gpus = log.job[k], log.start[k], log.end[k], log.gpus[k]
-            if gpus and not self.spare(ctx, i):
-                self.ended.setdefault(ctx.account[i], deque()).append((start, end, gpus))
-        self.log_seen = len(log)
-        used = {}
-        for project, segs in self.ended.items():
-            while segs and segs[0][1] <= lo:
-                segs.popleft()
-            used[project] = sum(g * (e - (s if s > lo else lo)) for s, e, g in segs)
-        held = ctx.model.held
-        for _, _, i in ctx.running:
-            if self.spare(ctx, i):
-                continue
-            gpus = held(ctx.alloc[i])[2]
-            if gpus:
-                s = ctx.started[i]
-                used[ctx.account[i]] = used.get(ctx.account[i], 0.0) + gpus * (now - (s if s > lo else lo))
-        return used
+        total = np.zeros(len(self.projects))
+        if len(log):
+            end = np.frombuffer(log.end, dtype=np.float64)
+            k0 = int(np.searchsorted(end, lo, side="right"))
+            job = np.frombuffer(log.job, dtype=np.int64)[k0:]
+            keep = self.budgeted[job]
+            gpus = np.frombuffer(log.gpus, dtype=np.int64)[k0:]
+            start = np.frombuffer(log.start, dtype=np.float64)[k0:]
+            held = np.where(keep, gpus * (end[k0:] - np.maximum(start, lo)), 0.0)
+            total += np.bincount(self.project[job], weights=held, minlength=len(total))
+        if ctx.running:
+            idx = np.array([i for _, _, i in ctx.running], dtype=np.int64)
+            started = np.array([ctx.started[i] for i in idx.tolist()])
+            held = np.where(self.budgeted[idx], self.gpus_held[idx] * (now - np.maximum(started, lo)), 0.0)
+            total += np.bincount(self.project[idx], weights=held, minlength=len(total))
+        return {self.projects[k]: float(total[k]) for k in np.flatnonzero(total).tolist()}
 
     def _recount(self, ctx) -> None:
         self.used = self.window_usage(ctx)
@@ -132,8 +136,11 @@ class Budget:
         model = ctx.model
         while q and cls[q[0]] == UNDER:
             head = q[0]
-            victims = [i for _, _, i in ctx.running
-                       if cls.get(i, self.job_class(ctx, i)) > UNDER and self.preemptible(ctx, i, now)]
+            self.exposed = {i for i in self.exposed if ctx.alloc[i] is not None}
+            victims = [i for i in self.exposed
+                       if self.job_class(ctx, i) > UNDER and self.preemptible(ctx, i, now)]
+            if not victims:
+                return
             victims.sort(key=lambda i: (-self.job_class(ctx, i), -ctx.started[i], -ctx.ids[i]))
             f = model.copy(ctx.free)
             chosen = []
@@ -157,5 +164,7 @@ class Budget:
 
     def started(self, ctx, i: int) -> None:
         m = ctx.min_runtime[i]
+        if not math.isnan(m):
+            self.exposed.add(i)
         if m > 0 and not math.isnan(m):
             ctx.wake_at(ctx.now + m)

@@ -14,10 +14,11 @@ reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_
 ``None`` examines all.  ``record=True`` keeps each job's first reservation in ``reservations``
 (job id → shadow time).
 
-Incremental passes: under an order that never reshuffles the queue, a pass in which nothing was
-released since the previous one (only new submissions) cannot start the head or any job examined
-before — free resources and the extra only shrank and the clock only advanced — so it examines the
-new jobs only.  This gives the same schedule as a full pass, much faster.
+Incremental passes: a pass in which nothing was released since the previous one and the head is
+unchanged cannot start the head or any job examined before — free resources and the extra only
+shrank and the clock only advanced — so the reservation is kept and, under an order that only
+appends, only the new jobs are examined (under other orders the skip memo of the node path does
+the same).  For a pool this gives the same schedule as full passes, faster.
 """
 
 from __future__ import annotations
@@ -62,11 +63,14 @@ class EASY:
             return
         self.order.arrange(ctx)
         cache = self._cache
-        if cache is not None and cache[0] == q[0] and getattr(self.order, "static", False):
+        if cache is not None and cache[0] == q[0]:
             head, shadow, extra, seen, releases = cache
             if releases == ctx.releases:
                 ctx.note(head, RESOURCES)
-                extra = backfill(ctx, q, shadow, extra, self.depth, first=seen, memo=self._memo)
+                # a static order only appends: the jobs from ``seen`` on are the new ones; another
+                # order may have put new jobs anywhere, so look at all (the memo skips the old ones)
+                first = seen if getattr(self.order, "static", False) else 1
+                extra = backfill(ctx, q, shadow, extra, self.depth, first=first, memo=self._memo)
                 self._cache = (head, shadow, extra, len(q), ctx.releases)
                 return
             if not touches(ctx, head, releases):

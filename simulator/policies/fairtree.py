@@ -62,9 +62,16 @@ class FairTree:
     def reset(self) -> None:
         self.root = _Node("")
         self.last_decay = None
+        self._paths: dict = {}
 
     def _leaf(self, account: str, user: str) -> list:
         """The path of nodes from the root to the user's leaf (created on first use)."""
+        path = self._paths.get((account, user))
+        if path is None:
+            path = self._paths[(account, user)] = self._make_leaf(account, user)
+        return path
+
+    def _make_leaf(self, account: str, user: str) -> list:
         node = self.root
         path = [node]
         parts = [p for p in account.split("/") if p] if account else []

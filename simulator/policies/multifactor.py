@@ -10,6 +10,8 @@ the earlier queue time, then the lower job number.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .fairtree import FairTree
 
 GIB = 1024.0**3
@@ -39,33 +41,46 @@ class Multifactor:
         self.total_cpus = max(1, ctx.sim.cluster.capacity()["cpus"])
         top = max(self.qos_priority.values(), default=0)
         self.qos_top = top if top > 0 else 1
-        for a, u in sorted(set(zip(ctx.account, ctx.user, strict=True))):
+        pairs = sorted(set(zip(ctx.account, ctx.user, strict=True)))
+        index = {p: k for k, p in enumerate(pairs)}
+        self.pairs = pairs
+        self.assoc = np.array([index[p] for p in zip(ctx.account, ctx.user, strict=True)], dtype=np.int64)
+        nodes = np.array(ctx.nodes_req, dtype=np.float64)
+        self.cpus_held = np.array(ctx.cpus_req, dtype=np.float64) * nodes
+        self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * nodes
+        self.nodes = nodes
+        for a, u in pairs:
             self.fairtree.touch(a, u)
 
-    def _bill(self, ctx, i, held) -> float:
-        cpu, mem, gpu = held
-        wc, wm, wg = self.billing
-        return wc * cpu + wm * mem + wg * gpu
-
     def _charge(self, ctx) -> None:
+        """Charge usage since the last recalculation, summed per association (vectorised)."""
         now = ctx.now
-        last = self.last_calc
+        last = -np.inf if self.last_calc is None else self.last_calc
         tree = self.fairtree
         tree.decay(now)
+        wc, wm, wg = self.billing
+        total = np.zeros(len(self.pairs))
         log = ctx.log
-        for k in range(self.log_seen, len(log)):
-            i, start, end = log.job[k], log.start[k], log.end[k]
-            cpus, mem, gpus = log.cpus[k], log.mem[k], log.gpus[k]
-            t0 = start if last is None or start > last else last
-            if end > t0:
-                tree.charge(ctx.account[i], ctx.user[i], (end - t0) * self._bill(ctx, i, (cpus, mem, gpus)))
-        self.log_seen = len(log)
-        held = ctx.model.held
-        for _, _, i in ctx.running:
-            start = ctx.started[i]
-            t0 = start if last is None or start > last else last
-            if now > t0:
-                tree.charge(ctx.account[i], ctx.user[i], (now - t0) * self._bill(ctx, i, held(ctx.alloc[i])))
+        k0, k1 = self.log_seen, len(log)
+        if k1 > k0:
+            job = np.frombuffer(log.job, dtype=np.int64)[k0:k1]
+            start = np.frombuffer(log.start, dtype=np.float64)[k0:k1]
+            end = np.frombuffer(log.end, dtype=np.float64)[k0:k1]
+            bill = (wc * np.frombuffer(log.cpus, dtype=np.int64)[k0:k1]
+                    + wm * np.frombuffer(log.mem, dtype=np.int64)[k0:k1]
+                    + wg * np.frombuffer(log.gpus, dtype=np.int64)[k0:k1])
+            dt = np.maximum(0.0, end - np.maximum(start, last))
+            total += np.bincount(self.assoc[job], weights=bill * dt, minlength=len(total))
+        self.log_seen = k1
+        if ctx.running:
+            idx = np.array([i for _, _, i in ctx.running], dtype=np.int64)
+            started = np.array([ctx.started[i] for i in idx.tolist()])
+            mem = np.array([ctx.mem[i] for i in idx.tolist()], dtype=np.float64) * self.nodes[idx]
+            bill = wc * self.cpus_held[idx] + wm * mem + wg * self.gpus_held[idx]
+            dt = np.maximum(0.0, now - np.maximum(started, last))
+            total += np.bincount(self.assoc[idx], weights=bill * dt, minlength=len(total))
+        for k in np.flatnonzero(total).tolist():
+            tree.charge(*self.pairs[k], float(total[k]))
         self.factor = tree.factors()
 
     def priority(self, ctx, i: int) -> float:
