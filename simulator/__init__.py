@@ -12,9 +12,10 @@ from .records import Cluster, Job, Jobs, NodeGroup, Partition, Pool
 from .replay import replay_as_logged
 from .result import REASONS, JobRecord, SimResult
 from .retry import Retry
+from .simulate import POLICY_NAMES, make_policy, simulate
 
 __all__ = [
-    "EASY", "FIFO", "REASONS", "Budget", "Cluster", "Conservative", "FairTree", "Job", "JobRecord", "Jobs",
+    "EASY", "FIFO", "POLICY_NAMES", "REASONS", "Budget", "Cluster", "Conservative", "FairTree", "Job", "JobRecord", "Jobs",
     "Multifactor", "NodeGroup", "Partition", "Pool", "Retry", "SimResult", "Simulator", "SubmitOrder",
-    "metrics", "occupancy", "replay_as_logged", "wait_gap",
+    "make_policy", "metrics", "occupancy", "replay_as_logged", "simulate", "wait_gap",
 ]

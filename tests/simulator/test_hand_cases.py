@@ -312,3 +312,15 @@ def test_bad_job_is_named():
     with pytest.raises(ValueError, match="job 7.*'run'"):
         Simulator(Pool(4)).run([Job(7, 0, -1)])
     assert math.isinf(Job(1, 0, 1).limit)
+
+
+def test_simulate_by_policy_name():
+    from simulator import POLICY_NAMES, simulate
+
+    for name in POLICY_NAMES:
+        result, m = simulate(provenance_jobs(), Pool(4), name)
+        assert m["policy"] == name and m["jobs_completed"] == 4 and m["wall_s"] >= 0
+    _, m = simulate(provenance_jobs(), Pool(4), "easy")
+    assert m["mean_wait_s"] == (0 + 9 + 0 + 12) / 4
+    with pytest.raises(ValueError, match="unknown policy 'sjf'"):
+        simulate(provenance_jobs(), Pool(4), "sjf")
