@@ -1,7 +1,8 @@
 """Write the telemetry join's per-job figures into the job table, and keep its ``caveats`` column honest.
 
 Telemetry fills only what the accounting left unknown (a jobstats summary or sacct usage wins); a filled GPU
-figure removes ``no_gpu_telemetry``; filled CPU and memory remove ``no_usage_fields``.
+figure removes ``no_gpu_telemetry``; filled CPU and memory remove ``no_usage_fields``; a cgroup CPU counter
+replaces a TotalCPU of 0 flagged ``totalcpu_zero`` (and removes the flag).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def apply_stats(jobs: pd.DataFrame, stats: pd.DataFrame, partial_below: float = 
     util = stats["gpu_util_mean"]
     fill_util = (util.notna() & out["gpu_util_mean"].isna()).to_numpy(dtype=bool)
     fill_gmem = (stats["gpu_mem_peak_bytes"].notna() & out["gpu_mem_peak_bytes"].isna()).to_numpy(dtype=bool)
-    fill_cpu = (stats["cpu_used_s"].notna() & out["cpu_used_s"].isna()).to_numpy(dtype=bool)
+    mpi_zero = out["caveats"].fillna("").str.split(";").apply(lambda xs: "totalcpu_zero" in xs).to_numpy(dtype=bool)
+    # TotalCPU 0 from MPI outside Slurm's accounting is unknown use: the job's cgroup counter knows better
+    fill_cpu = (stats["cpu_used_s"].notna() & (out["cpu_used_s"].isna() | mpi_zero)).to_numpy(dtype=bool)
     fill_mem = (stats["mem_peak_bytes"].notna() & out["mem_peak_bytes"].isna()).to_numpy(dtype=bool)
     out.loc[fill_util, "gpu_util_mean"] = util[fill_util].to_numpy()
     out.loc[fill_gmem, "gpu_mem_peak_bytes"] = stats["gpu_mem_peak_bytes"][fill_gmem].to_numpy()
@@ -49,6 +52,7 @@ def apply_stats(jobs: pd.DataFrame, stats: pd.DataFrame, partial_below: float = 
     out.loc[fill_mem, "mem_peak_bytes"] = stats["mem_peak_bytes"][fill_mem].to_numpy()
     cav = out["caveats"]
     cav = drop_caveat(cav, fill_util, "no_gpu_telemetry")
+    cav = drop_caveat(cav, fill_cpu & mpi_zero, "totalcpu_zero")
     cav = add_caveat(cav, fill_util | fill_gmem | fill_cpu | fill_mem, "telemetry")
     path = stats["join_path"].fillna("").to_numpy()
     cav = add_caveat(cav, fill_util & (path == "node_time"), "telemetry_node_attributed")

@@ -132,3 +132,16 @@ def test_damaged_tree_is_quarantined_with_its_line(tmp_path):
     assert r.quarantine.rows[0][1:3] == (13, "/slurm/uid_5/job_7")
     t = r.telemetry
     assert t[(t.metric == "cgroup_cpu_total_seconds")]["value"].tolist() == [2.5]
+
+
+def test_cgroup_cpu_replaces_a_totalcpu_zero_artefact(tmp_path):
+    p = tmp_path / "cgroup.prom"
+    p.write_text(EXPORTER_TEXT)
+    jobs = conform(pd.DataFrame([{"job_id": "10", "job_id_raw": "10", "cluster": "c", "alloc_cpus": 8,
+                                  "elapsed_s": 600, "cpu_used_s": 0.0, "mem_peak_bytes": 1,
+                                  "caveats": "totalcpu_zero",
+                                  "start_time": pd.Timestamp(1_699_999_990, unit="s", tz="UTC"),
+                                  "end_time": pd.Timestamp(1_700_000_590, unit="s", tz="UTC")}]))
+    row = join_telemetry(jobs, read_prometheus(p).telemetry).jobs.iloc[0]
+    assert row.cpu_used_s == pytest.approx(3600.25) and row.caveats == "telemetry"
+    assert row.mem_peak_bytes == 1  # a known peak is kept

@@ -277,3 +277,21 @@ def test_pods_with_random_quantities_are_all_accounted(tmp_path, specs):
     kept_owned = len(specs) - r.ledger.quarantined - sum(1 for s in r.jobs["job_id"] if "/Job/" not in s)
     assert r.ledger.folded == max(kept_owned - 1, 0)  # every kept pod of Job j folds into one row
     assert set(r.jobs["state"]) <= set(STATES)
+
+
+def test_dcgm_by_pod_reaches_the_owning_job_row(tmp_path):
+    """dcgm-exporter labels samples with the pod; pods of one Job fold into one row through the pods map."""
+    from audit.read_prometheus import read_prometheus
+    from audit.telemetry_join import join_telemetry
+
+    p = tmp_path / "pods.json"
+    p.write_text(json.dumps(pods_list(build_pods())))
+    r = read_k8s_pods(p)
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps(dcgm_pod_json("sweep-7-abcde", "ml-team", "gpu-node-1", "2025-03-01T10:01:00Z", 1, 20)))
+    b.write_text(json.dumps(dcgm_pod_json("sweep-7-fghij", "ml-team", "gpu-node-1", "2025-03-01T11:01:00Z", 1, 60)))
+    tel = pd.concat([read_prometheus(a).telemetry, read_prometheus(b).telemetry], ignore_index=True)
+    out = join_telemetry(r.jobs, tel, pods=r.pods)
+    st = out.job_stats.set_index("job_id").loc["ml-team/Job/sweep-7"]
+    assert st.join_path == "label" and st.gpu_util_mean == pytest.approx(0.40) and st.gpu_samples == 2 * 2 * 60
