@@ -75,7 +75,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
         if kind not in READABLE:
             if f in named:
                 raise InputError(f"{f}: not a recognised accounting format (detected {kind!r}); "
-                                 "use --format " + "|".join(READABLE + TELEMETRY + NODES))
+                                 "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
             continue
         result = read_file(f, kind, cluster=cluster, timezone=timezone)
