@@ -289,3 +289,27 @@ def test_store_streams_telemetry_and_reruns_cleanly(tmp_path):
     names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     con.close()
     assert names == {"jobs", "quarantine"}
+
+
+def test_glossary_names_the_telemetry_tables():
+    """docs/glossary.md documents exactly the columns of telemetry.parquet and job_telemetry.parquet."""
+    import re
+
+    from audit.telemetry_join import STAT_COLUMNS
+    from audit.telemetry_table import TELEMETRY_COLUMNS
+
+    from .conftest import ROOT
+
+    text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+
+    def documented(title):
+        m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, flags=re.S | re.M)
+        assert m, title
+        cells = re.findall(r"^\| (`[^|]+`) \|", m.group(1), flags=re.M)
+        return [name for cell in cells for name in re.findall(r"`([^`]+)`", cell)]
+
+    assert documented("The telemetry table (`telemetry.parquet`)") == list(TELEMETRY_COLUMNS)
+    jobs = pd.DataFrame([job("A", 0, 60)])
+    stats = join_telemetry(conform(jobs), tel(gpu_series("n1", 0, [0], [1.0]))).job_stats
+    assert documented("Per-job telemetry (`job_telemetry.parquet`)") == list(STAT_COLUMNS) == \
+        [c for c in stats.columns if not c.startswith("_")]
