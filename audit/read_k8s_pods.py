@@ -113,13 +113,6 @@ def _state(pod: dict, terms: list) -> tuple[str, int | None]:
     return "NODE_FAIL", code
 
 
-def _effective(items: list, init: list, idx: int) -> float:
-    """Kubernetes' effective request: max(Σ app containers, largest init container)."""
-    app = sum(v[idx] for v in items if v[idx] is not None and np.isfinite(v[idx]))
-    ini = max([v[idx] for v in init if v[idx] is not None and np.isfinite(v[idx])], default=0.0)
-    return max(app, ini)
-
-
 def pod_record(pod: dict) -> tuple[dict, tuple[str, str] | None]:
     """One pod → a flat record (raw quantity strings kept for vectorised parsing); or (None, (field, reason))."""
     meta = pod.get("metadata") or {}
@@ -162,26 +155,29 @@ def pod_record(pod: dict) -> tuple[dict, tuple[str, str] | None]:
 
 
 def _quantities(recs: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
-    """Per resource name, per pod: the effective request (idx 0) or limit (idx 1), parsed; plus a bad mask."""
+    """Per resource name, per pod: the effective request (``idx`` 0) or limit (1), parsed; plus ``_bad``.
+
+    Kubernetes' effective request is max(Σ app containers, largest init container).
+    """
+    n = len(recs)
     names = sorted({k for col in ("app", "init") for d in recs[col] for k in d})
-    out, bad = {}, np.zeros(len(recs), dtype=bool)
+    out, bad = {}, np.zeros(n, dtype=bool)
     for res in names:
-        vals_app = [[q[idx] for q in d.get(res, [])] for d in recs["app"]]
-        vals_init = [[q[idx] for q in d.get(res, [])] for d in recs["init"]]
-        flat = [x for a, b in zip(vals_app, vals_init, strict=True) for x in a + b]  # pod by pod
-        parsed, b = parse_quantity(flat)
-        pos = 0
-        eff = np.zeros(len(recs))
-        for i in range(len(recs)):  # per pod (a handful of containers), never per sample
-            a = [(v, None) for v in parsed[pos:pos + len(vals_app[i])]]
-            bad[i] |= b[pos:pos + len(vals_app[i])].any()
-            pos += len(vals_app[i])
-            n_init = len(vals_init[i])
-            ini = [(v, None) for v in parsed[pos:pos + n_init]]
-            bad[i] |= b[pos:pos + n_init].any()
-            pos += n_init
-            eff[i] = _effective(a, ini, 0)
-        out[res] = eff
+        pod_of, in_init, raw = [], [], []
+        for i, (app, init) in enumerate(zip(recs["app"], recs["init"], strict=True)):  # per pod, not per sample
+            for is_init, spec in ((False, app), (True, init)):
+                for q in spec.get(res, []):
+                    pod_of.append(i)
+                    in_init.append(is_init)
+                    raw.append(q[idx])
+        vals, b = parse_quantity(raw)
+        pod_of, in_init = np.asarray(pod_of, dtype=np.int64), np.asarray(in_init, dtype=bool)
+        bad |= np.bincount(pod_of[b], minlength=n) > 0
+        v = np.nan_to_num(vals)
+        app_sum = np.bincount(pod_of[~in_init], weights=v[~in_init], minlength=n)
+        init_max = np.zeros(n)
+        np.maximum.at(init_max, pod_of[in_init], v[in_init])
+        out[res] = np.maximum(app_sum, init_max)
     out["_bad"] = bad
     return out
 
