@@ -263,6 +263,7 @@ def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str 
     end = end.where(~df["state"].isin(["RUNNING", "PENDING"]))
     elapsed = ((end - start).dt.total_seconds()).where(start.notna() & end.notna())
     code = pd.to_numeric(df["exit_code"], errors="coerce")
+    placed = df["node"].notna().to_numpy()  # a pod never bound to a node held nothing
     ints = lambda x: pd.array(np.where(np.isfinite(x), np.round(x), np.nan), dtype="Float64").astype("Int64")  # noqa: E731
     cav = caveats_from_masks(n, {
         "no_usage_fields": np.ones(n, dtype=bool),
@@ -299,9 +300,9 @@ def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str 
         "req_gpus": ints(gpus),
         "gpu_type": gpu_type.astype("string"),
         "alloc_nodes": ints(np.where(df["node"].notna(), 1, np.nan)),
-        "alloc_cpus": ints(cpus),
-        "alloc_mem_bytes": ints(mem),
-        "alloc_gpus": ints(gpus),
+        "alloc_cpus": ints(np.where(placed, cpus, np.nan)),
+        "alloc_mem_bytes": ints(np.where(placed, mem, np.nan)),
+        "alloc_gpus": ints(np.where(placed, gpus, np.nan)),
         "node_list": df["node"],
         "caveats": cav,
         "_namespace": df["namespace"], "_pod": df["pod"], "_owner_kind": df["owner_kind"],

@@ -159,7 +159,7 @@ def test_pods_rows(pods_file):
     assert pd.isna(nb.end_time) and "gpu_shared" in nb.caveats and "end_unknown" in nb.caveats
     assert j.loc["ml-team/low-prio"].state == "PREEMPTED"
     q = j.loc["ml-team/queued"]
-    assert q.state == "PENDING" and pd.isna(q.start_time)
+    assert q.state == "PENDING" and pd.isna(q.start_time) and pd.isna(q.alloc_cpus) and q.req_cpus == 1
     pm = r.pods.set_index("pod")
     assert pm.loc["sweep-7-abcde", "job_id"] == "ml-team/Job/sweep-7"
 
