@@ -111,5 +111,15 @@ def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_in
         click.echo(str(path))
 
 
+def _register_subgroups() -> None:
+    """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
+    from predictors.cli import predict
+
+    main.add_command(predict)
+
+
+_register_subgroups()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
