@@ -104,16 +104,27 @@ def _frame(series_labels: list[dict], series_of_sample: np.ndarray, times: np.nd
     return conform_telemetry(df)
 
 
-def read_prometheus(path, *, cluster: str | None = None) -> TelemetryResult:
-    """Read one Prometheus file (API JSON or exposition text, detected from its first character)."""
+def read_prometheus(path, *, cluster: str | None = None, keep_labels: tuple = ()) -> TelemetryResult:
+    """Read one Prometheus file (API JSON or exposition text, detected from its first character).
+
+    ``keep_labels``: labels beyond the long table's to return per sample in ``result.extra["labels"]``.
+    """
     text = read_text(path)
     if text.lstrip().startswith("{"):
-        return read_prometheus_json(path, cluster=cluster, text=text)
-    return read_prometheus_text(path, cluster=cluster, text=text)
+        return read_prometheus_json(path, cluster=cluster, text=text, keep_labels=keep_labels)
+    return read_prometheus_text(path, cluster=cluster, text=text, keep_labels=keep_labels)
+
+
+def _with_labels(result: TelemetryResult, raw: list[dict], sid: np.ndarray, keep: tuple) -> TelemetryResult:
+    """Attach the ``keep`` labels of each sample's series (looked up per series, spread by series number)."""
+    if keep:
+        per_series = pd.DataFrame([{k: r.get(k) for k in keep} for r in raw], columns=list(keep))
+        result.extra["labels"] = per_series.iloc[np.asarray(sid, dtype=np.int64)].reset_index(drop=True)
+    return result
 
 
 def read_prometheus_json(path, *, cluster: str | None = None, text: str | None = None,
-                         fast: bool = True) -> TelemetryResult:
+                         fast: bool = True, keep_labels: tuple = ()) -> TelemetryResult:
     """``/api/v1/query_range`` (matrix) or ``/api/v1/query`` (vector) response JSON.
 
     ``fast`` reads matrix values with the C CSV parser (see :func:`_fast_matrix`); the result is the same.
@@ -124,7 +135,8 @@ def read_prometheus_json(path, *, cluster: str | None = None, text: str | None =
     quarantine = Quarantine()
     fast = _fast_matrix(text) if fast else None
     if fast is not None:
-        return _fast_result(fast, name, cluster, ledger, quarantine)
+        return _with_labels(_fast_result(fast, name, cluster, ledger, quarantine),
+                            [s.get("metric") or {} for s in fast[0]], fast[1], keep_labels)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -171,7 +183,9 @@ def read_prometheus_json(path, *, cluster: str | None = None, text: str | None =
     cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))  # noqa: E731
     sid_a, t_a, v_a = cat(sid, np.int64), cat(times, "float64"), cat(values, "float64")
     ledger.used = len(v_a)
-    return TelemetryResult(_frame(labels, sid_a, t_a, v_a, cluster), ledger, quarantine)
+    raw = [series.get("metric") or {} for series in data.get("result") or []]
+    return _with_labels(TelemetryResult(_frame(labels, sid_a, t_a, v_a, cluster), ledger, quarantine), raw, sid_a,
+                        keep_labels)
 
 
 _MATRIX = re.compile(r'"resultType"\s*:\s*"matrix"')
@@ -267,7 +281,8 @@ def parse_labels(body: str) -> dict | None:
     return out
 
 
-def read_prometheus_text(path, *, cluster: str | None = None, text: str | None = None) -> TelemetryResult:
+def read_prometheus_text(path, *, cluster: str | None = None, text: str | None = None,
+                         keep_labels: tuple = ()) -> TelemetryResult:
     """Prometheus exposition text (``name{labels} value [timestamp_ms]``); ``#`` lines are structural.
 
     A sample without a timestamp has a null time (a snapshot: counters still give use since start).
@@ -299,7 +314,7 @@ def read_prometheus_text(path, *, cluster: str | None = None, text: str | None =
                        errors="coerce").to_numpy(dtype="float64") / 1000.0
     key = pd.Series(names).fillna("") + "{" + pd.Series(label_txt).fillna("") + "}"
     codes, uniques = pd.factorize(key)
-    series_labels, bad_series = [], np.zeros(len(uniques), dtype=bool)
+    series_labels, raw_labels, bad_series = [], [], np.zeros(len(uniques), dtype=bool)
     for j, u in enumerate(uniques):
         metric, _, body = u.partition("{")
         lab = parse_labels(body[:-1])
@@ -308,6 +323,7 @@ def read_prometheus_text(path, *, cluster: str | None = None, text: str | None =
             lab = {}
         lab["__name__"] = metric
         series_labels.append(label_columns(lab, metric))
+        raw_labels.append(lab)
     bad_labels = ok & bad_series[codes]
     for k in np.flatnonzero(bad_labels):
         record_quarantine(ledger, quarantine, int(data_idx[k]) + 1, "labels", "malformed label set", raw[k])
@@ -317,4 +333,4 @@ def read_prometheus_text(path, *, cluster: str | None = None, text: str | None =
     keep = ok & ~bad_labels & ~bad_value
     ledger.used = int(keep.sum())
     df = _frame(series_labels, codes[keep], ts[keep], values[keep], cluster)
-    return TelemetryResult(df, ledger, quarantine)
+    return _with_labels(TelemetryResult(df, ledger, quarantine), raw_labels, codes[keep], keep_labels)

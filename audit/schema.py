@@ -92,6 +92,7 @@ CAVEATS = {
     "telemetry_partial": "telemetry samples cover less than 90 % of the job's GPU-time: figures are from the part seen",
     "gpu_util_sm_active": "GPU utilisation is DCGM_FI_PROF_SM_ACTIVE (share of SMs busy), not the duty cycle",
     "pod_restarted": "a container of the pod restarted (for example after OOMKilled) before the pod ended",
+    "end_from_last_sample": "no completion time was recorded: the end is the pod's last kube-state-metrics sample",
     "relative_times": "the trace gives times as offsets from an undisclosed origin: read as seconds after 1970-01-01 UTC",
     "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus counts devices shared with others",
 }

@@ -80,6 +80,12 @@ def arrow_chunk(df: pd.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
 
 
+def _mentions_kube_state(path: Path) -> bool:
+    from .detect import _head
+
+    return "kube_pod_info" in _head(path)
+
+
 @dataclass
 class Attached:
     jobs: pd.DataFrame
@@ -131,13 +137,14 @@ class TelemetryInputs:
             from .read_k8s_nodes import pools_for_pods
 
             jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
+        early, jobs = self._kube_state(jobs)
         holds = pd.concat(self.holds, ignore_index=True) if self.holds else None
         pods = pd.concat(self.pods, ignore_index=True) if self.pods else None
         session = TelemetryJoin(self.policy).session(jobs, holds, pods) if len(jobs) else None
         kept, writer = [], None
         try:
             for path, kind in self.pending:
-                res = read_telemetry_file(path, kind, cluster=self.cluster)
+                res = early.pop(path, None) or read_telemetry_file(path, kind, cluster=self.cluster)
                 self.ledgers.append(res.ledger)
                 self.quarantine.extend(res.quarantine.rows)
                 if not len(res.telemetry):
@@ -159,3 +166,29 @@ class TelemetryInputs:
         res = session.finish()
         return Attached(res.jobs, tel if kept else None, res.job_stats.drop(columns=["_due"]), nodes, res.summary,
                         self.ledgers, self.quarantine)
+
+    def _kube_state(self, jobs: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
+        """Pods known only from kube-state-metrics become job rows (a pods dump's rows win)."""
+        from .read_k8s_metrics import EXTRA_LABELS, pods_from_kube_state, state_frame
+        from .read_prometheus import read_prometheus
+
+        early, frames = {}, []
+        for path, kind in self.pending:
+            if kind in ("prometheus-json", "prometheus-text") and _mentions_kube_state(path):
+                res = read_prometheus(path, cluster=self.cluster, keep_labels=EXTRA_LABELS)
+                early[path] = res
+                frames.append(state_frame(res))
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return early, jobs
+        state = pd.concat(frames, ignore_index=True)
+        derived, pod_map = pods_from_kube_state(state, cluster=self.cluster)
+        fresh = ~derived["job_id"].isin(jobs["job_id"]).to_numpy()
+        derived, pod_map = derived[fresh], pod_map[fresh]
+        for res in early.values():
+            res.ledger.jobs_emitted = int((derived["source_file"] == res.ledger.file).sum())
+        self.pods.append(pod_map)
+        from .schema import conform
+
+        jobs = conform(pd.concat([jobs, derived], ignore_index=True)) if len(jobs) else derived.reset_index(drop=True)
+        return early, jobs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -295,3 +296,78 @@ def test_dcgm_by_pod_reaches_the_owning_job_row(tmp_path):
     out = join_telemetry(r.jobs, tel, pods=r.pods)
     st = out.job_stats.set_index("job_id").loc["ml-team/Job/sweep-7"]
     assert st.join_path == "label" and st.gpu_util_mean == pytest.approx(0.40) and st.gpu_samples == 2 * 2 * 60
+
+
+def _ksm_series(name, labels, times, values):
+    return {"metric": {"__name__": name, "job": "kube-state-metrics", "instance": "ksm:8080", **labels},
+            "values": [[int(t), str(v)] for t, v in zip(times, values, strict=True)]}
+
+
+def build_kube_state(t0):
+    """kube-state-metrics history of three pods, one minute apart, as Prometheus would return it."""
+    grid = np.arange(t0, t0 + 3600, 60)
+    a_alive = grid[grid < t0 + 1800]  # pod a was deleted after it completed
+    series = [
+        _ksm_series("kube_pod_info", {"namespace": "ml", "pod": "a-x1", "uid": "ua", "node": "gpu-node-1",
+                                      "created_by_kind": "Job", "created_by_name": "a"}, a_alive, [1] * len(a_alive)),
+        _ksm_series("kube_pod_info", {"namespace": "ml", "pod": "b", "uid": "ub", "node": "gpu-node-2",
+                                      "created_by_kind": "<none>", "created_by_name": "<none>"}, grid, [1] * len(grid)),
+        _ksm_series("kube_pod_info", {"namespace": "etl", "pod": "c", "uid": "uc", "node": "cpu-node-1"},
+                    grid[:10], [1] * 10),
+        _ksm_series("kube_pod_created", {"namespace": "ml", "pod": "a-x1"}, a_alive, [t0] * len(a_alive)),
+        _ksm_series("kube_pod_start_time", {"namespace": "ml", "pod": "a-x1"}, a_alive, [t0 + 60] * len(a_alive)),
+        _ksm_series("kube_pod_completion_time", {"namespace": "ml", "pod": "a-x1"}, a_alive[-3:], [t0 + 1700] * 3),
+        _ksm_series("kube_pod_status_phase", {"namespace": "ml", "pod": "a-x1", "phase": "Running"}, a_alive,
+                    (a_alive < t0 + 1700).astype(int)),
+        _ksm_series("kube_pod_status_phase", {"namespace": "ml", "pod": "a-x1", "phase": "Succeeded"}, a_alive,
+                    (a_alive >= t0 + 1700).astype(int)),
+        _ksm_series("kube_pod_container_resource_requests", {"namespace": "ml", "pod": "a-x1", "container": "w",
+                                                             "resource": "cpu", "unit": "core"}, a_alive, [1.5] * len(a_alive)),
+        _ksm_series("kube_pod_container_resource_requests", {"namespace": "ml", "pod": "a-x1", "container": "side",
+                                                             "resource": "cpu", "unit": "core"}, a_alive, [0.5] * len(a_alive)),
+        _ksm_series("kube_pod_container_resource_requests", {"namespace": "ml", "pod": "a-x1", "container": "w",
+                                                             "resource": "memory", "unit": "byte"}, a_alive,
+                    [4 * GiB] * len(a_alive)),
+        _ksm_series("kube_pod_container_resource_requests", {"namespace": "ml", "pod": "a-x1", "container": "w",
+                                                             "resource": "nvidia_com_gpu", "unit": "integer"}, a_alive,
+                    [1] * len(a_alive)),
+        _ksm_series("kube_pod_status_phase", {"namespace": "ml", "pod": "b", "phase": "Running"}, grid, [1] * len(grid)),
+        _ksm_series("kube_pod_start_time", {"namespace": "ml", "pod": "b"}, grid, [t0] * len(grid)),
+        _ksm_series("kube_pod_status_phase", {"namespace": "etl", "pod": "c", "phase": "Failed"}, grid[:10], [1] * 10),
+        _ksm_series("kube_pod_start_time", {"namespace": "etl", "pod": "c"}, grid[:10], [t0] * 10),
+        _ksm_series("kube_pod_container_status_last_terminated_reason", {"namespace": "etl", "pod": "c",
+                                                                         "container": "e", "reason": "OOMKilled"},
+                    grid[:10], [1] * 10),
+        _ksm_series("kube_pod_container_status_restarts_total", {"namespace": "etl", "pod": "c", "container": "e"},
+                    grid[:10], [0] * 5 + [1] * 5),
+    ]
+    return {"status": "success", "data": {"resultType": "matrix", "result": series}}
+
+
+def test_kube_state_metrics_only_cluster(tmp_path):
+    """No pods dump: kube-state-metrics history gives the pods (gone ones too) and DCGM joins by pod."""
+    from audit.ingest import read_inputs
+
+    t0 = 1_740_823_200
+    d = tmp_path / "prom"
+    d.mkdir()
+    (d / "ksm.json").write_text(json.dumps(build_kube_state(t0)))
+    dcgm = dcgm_pod_json("a-x1", "ml", "gpu-node-1", pd.Timestamp(t0 + 60, unit="s", tz="UTC").isoformat(), 0.45, 70)
+    dcgm["data"]["result"] = dcgm["data"]["result"][:1]
+    (d / "dcgm.json").write_text(json.dumps(dcgm))
+    ing = read_inputs([d])
+    assert ing.ledger["balanced"]
+    j = ing.jobs.set_index("job_id")
+    assert set(j.index) == {"ml/a-x1", "ml/b", "etl/c"} and (j["source"] == "k8s-metrics").all()
+    a = j.loc["ml/a-x1"]
+    assert (a.state, a.alloc_cpus, a.alloc_mem_bytes, a.alloc_gpus, a.node_list) == ("COMPLETED", 2, 4 * GiB, 1,
+                                                                                      "gpu-node-1")
+    assert a.elapsed_s == 1640 and a.job_name == "a" and a.gpu_util_mean == pytest.approx(0.70)
+    assert "no_gpu_telemetry" not in a.caveats and "telemetry" in a.caveats
+    b = j.loc["ml/b"]
+    assert b.state == "RUNNING" and pd.isna(b.end_time) and "end_unknown" in b.caveats
+    c = j.loc["etl/c"]
+    assert c.state == "OUT_OF_MEMORY" and c.end_time == pd.Timestamp(t0 + 540, unit="s", tz="UTC")
+    assert {"end_from_last_sample", "pod_restarted"} <= set(c.caveats.split(";"))
+    ksm = next(f for f in ing.ledger["files"] if f["file"].endswith("ksm.json"))
+    assert ksm["jobs_emitted"] == 3
