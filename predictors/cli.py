@@ -16,9 +16,53 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
-@click.group("predict")
+class _ScriptDefault(click.Group):
+    """``reclaim predict JOB_SCRIPT …`` is short for ``reclaim predict script JOB_SCRIPT …``."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["script", *args]
+        return super().resolve_command(ctx, args)
+
+
+@click.group("predict", cls=_ScriptDefault)
 def predict() -> None:
-    """Right-sizing predictors: calibrated quantiles of each job's need, evaluated on future weeks."""
+    """Right-sizing predictors: calibrated quantiles of each job's need, evaluated on future weeks.
+
+    `reclaim predict JOB_SCRIPT --history STORE` advises on one job script (same as `predict script`).
+    """
+
+
+@predict.command("script")
+@click.argument("job_script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--history", required=True, type=click.Path(exists=True, path_type=Path),
+              help="Store (jobs.parquet) or trace files of past jobs.")
+@click.option("--user", default=None, help="Submitting user (default: cold start).")
+@click.option("--risk", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Level of the recommended request.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def script_cmd(job_script, history, user, risk, as_json) -> None:
+    """p50/p90/p99 of each resource for JOB_SCRIPT, a request at --risk, the current request's risk."""
+    from audit.textio import InputError
+
+    from .evaluate import load_jobs
+    from .submit import predict_script
+
+    try:
+        advice = predict_script(job_script.read_text(encoding="utf-8"), load_jobs(history), user=user, risk=risk)
+    except (InputError, ValueError, UnicodeDecodeError) as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(json.dumps(advice, indent=2))
+        return
+    click.echo(f"{job_script}: family {advice['job']['family']}, user {advice['job']['user'] or '(unknown)'}")
+    for name, r in advice["resources"].items():
+        cur = "unknown" if r["current_request"] is None else f"{r['current_request']:.4g}"
+        rk = "—" if r["current_request_risk"] is None else f"{r['current_request_risk']:.2f}"
+        click.echo(f"  {name:<10} p50 {r['p50']:.4g}  p90 {r['p90']:.4g}  p99 {r['p99']:.4g} {r['unit']}; "
+                   f"request {r['recommended_request']:.4g} at risk {1 - risk:.2f}; current {cur} (risk {rk})")
+    for s in advice["similar_jobs"]:
+        click.echo(f"  similar: job {s['job_id']} {s['state']} ran {s['elapsed_s']} s of {s['time_limit_s']} s")
 
 
 @predict.command("evaluate")

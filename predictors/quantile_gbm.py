@@ -69,6 +69,10 @@ class QuantileGBM(Estimator):
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         data = encode(X, self.vocab_, self.numeric_)
-        z = np.column_stack([b.predict(data, num_threads=self.num_threads) for b in self.boosters_])
+        # category codes as floats (unseen → NaN): the boosters know which columns are categorical
+        for c in self.vocab_:
+            data[c] = np.where(data[c].cat.codes.to_numpy() >= 0, data[c].cat.codes.to_numpy(), np.nan)
+        arr = data.to_numpy(dtype=np.float64)
+        z = np.column_stack([b.predict(arr, num_threads=self.num_threads) for b in self.boosters_])
         z = non_crossing(z)
         return z if self.log_offset is None else inverse_log(z, self.log_offset)

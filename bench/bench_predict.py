@@ -1,0 +1,44 @@
+"""Right-sizing predictors on 100,000 jobs of the generated month: train every target at 0.5/0.9/0.99.
+
+Targets: training all five targets' LightGBM quantile models (three levels each) on 100,000 jobs < 60 s;
+predicting 100,000 jobs < 5 s.  Feature building (past-only history) is timed separately.
+"""
+
+from __future__ import annotations
+
+from audit.ingest import read_inputs
+from predictors.features import submission_features
+from predictors.quantile_gbm import QuantileGBM
+from predictors.targets import TARGETS, actual, eligible
+
+from .bench_account import month_dir
+from .common import peak_rss_mib, timed
+
+JOBS = 100_000
+LEVELS = (0.5, 0.9, 0.99)
+
+
+def main() -> None:
+    jobs = read_inputs([month_dir() / "sacct.txt"]).jobs.head(JOBS).reset_index(drop=True)
+    total_fit = total_pred = total_feat = 0.0
+    for name, spec in TARGETS.items():
+        with timed() as t_feat:
+            X = submission_features(jobs, name)
+        ok = eligible(jobs, name)
+        y = actual(jobs, name)[ok]
+        with timed() as t_fit:
+            model = QuantileGBM(LEVELS, log_offset=spec.log_offset, num_threads=1, random_state=0).fit(X[ok], y)
+        with timed() as t_pred:
+            model.predict(X)
+        total_feat += t_feat["s"]
+        total_fit += t_fit["s"]
+        total_pred += t_pred["s"]
+        print(f"  {name:<10} features {t_feat['s']:5.2f} s, fit {int(ok.sum()):>7,} jobs × 3 levels {t_fit['s']:5.2f} s, "
+              f"predict {len(jobs):,} jobs {t_pred['s']:5.2f} s")
+    print(f"predict train: 5 targets × 3 levels on {len(jobs):,} jobs in {total_fit:.1f} s (target < 60 s), "
+          f"features {total_feat:.1f} s; predict {len(jobs):,} jobs × 5 targets in {total_pred:.2f} s (target < 5 s); "
+          f"peak memory {peak_rss_mib():,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
