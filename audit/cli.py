@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from .detect import READABLE
 from .textio import InputError
 
 
@@ -26,7 +27,7 @@ def main() -> None:
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Store directory to write.")
 @click.option("--cluster", default=None, help="Cluster name for rows whose input does not name one.")
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "sacct", "sacct-json", "swf"]), help="Input format (auto-detected by default).")
+              type=click.Choice(["auto", *READABLE]), help="Accounting format (auto-detected by default).")
 @click.option("--timezone", default="UTC", show_default=True,
               help="Time zone of sacct text timestamps (sacct prints the cluster's local time).")
 def ingest(paths, out, cluster, fmt, timezone) -> None:
@@ -46,7 +47,7 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Run directory to write.")
 @click.option("--cluster", default=None, help="Cluster name for rows whose input does not name one.")
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "sacct", "sacct-json", "swf"]))
+              type=click.Choice(["auto", *READABLE]))
 @click.option("--timezone", default="UTC", show_default=True)
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
