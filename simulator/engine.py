@@ -74,7 +74,8 @@ class Context:
     Policies read ``now``, ``queue`` (pending job positions, in the order the policy keeps),
     ``free`` (the resource model's free state), ``model``, ``req[i]`` and ``est[i]`` (the current
     request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
-    ``alloc[i]`` and ``started[i]``; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
+    ``alloc[i]`` and ``started[i]``; policies and orders may define ``started(ctx, i)``,
+    ``stopped(ctx, i, t)`` and ``requeued(ctx, i)`` to hear of attempts; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
     (why a job waits this pass) and :meth:`wake_at` (ask for a pass at a later time).
     """
 
@@ -155,9 +156,10 @@ class Context:
         self.state = ["PENDING"] * n
         self.reason_counts: dict = {}  # job → [passes per reason], only for jobs ever noted
         self.pass_notes: dict = {}
-        hooks = [getattr(obj, "requeued", None) for obj in (self.policy, getattr(self.policy, "order", None))]
-        self.requeue_hooks = [h for h in hooks if h is not None]
-        self.on_start = getattr(self.policy, "started", None)
+        owners = (self.policy, getattr(self.policy, "order", None))
+        self.requeue_hooks = [h for h in (getattr(o, "requeued", None) for o in owners) if h is not None]
+        self.start_hooks = [h for h in (getattr(o, "started", None) for o in owners) if h is not None]
+        self.stop_hooks = [h for h in (getattr(o, "stopped", None) for o in owners) if h is not None]
         self.log = AttemptLog(keep_allocs=model.kind != "pool")
 
     def first_time(self) -> float:
@@ -258,8 +260,8 @@ class Context:
         self.alloc[i] = alloc
         self.state[i] = "RUNNING"
         self.pass_notes.pop(i, None)
-        if self.on_start is not None:
-            self.on_start(self, i)
+        for hook in self.start_hooks:
+            hook(self, i)
 
     def preempt(self, i: int) -> None:
         """Stop running job ``i`` now and re-queue it (keeping its progress when resumable)."""
@@ -288,6 +290,8 @@ class Context:
 
     # ---- internals -------------------------------------------------------------------------
     def _stop(self, i: int, t: float, outcome: str) -> None:
+        for hook in self.stop_hooks:
+            hook(self, i, t)
         alloc = self.alloc[i]
         self.free = self.model.give(self.free, alloc)
         self.releases += 1

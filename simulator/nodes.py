@@ -19,13 +19,26 @@ class NodeRequest:
 
     __slots__ = ("nodes", "need", "allowed", "total", "need_t", "allowed_list", "lo", "hi", "mask", "part")
 
-    def __init__(self, nodes: int, need: np.ndarray, allowed: np.ndarray, part: int = 0):
+    def __init__(self, nodes: int, need: np.ndarray, part: Span):
         self.nodes = nodes
-        self.part = part
+        self.part = part.number
         self.need = need
-        self.allowed = allowed
+        self.allowed = part.allowed
         self.total = int(need[0]) * nodes
         self.need_t = tuple(int(x) for x in need)
+        self.allowed_list = part.allowed_list
+        self.lo, self.hi, self.mask = part.lo, part.hi, part.mask
+
+
+class Span:
+    """The nodes of one partition, shared by all its requests: a mask, the same as a list, and the
+    range ``[lo, hi)`` (with the mask kept only when the partition is not a range)."""
+
+    __slots__ = ("number", "allowed", "allowed_list", "lo", "hi", "mask")
+
+    def __init__(self, number: int, allowed: np.ndarray):
+        self.number = number
+        self.allowed = allowed
         self.allowed_list = allowed.tolist()
         idx = np.flatnonzero(allowed)
         self.lo = int(idx[0]) if len(idx) else 0
@@ -72,6 +85,7 @@ class NodeModel:
         self._everything = everything
         #: partition number of each partition name, and the partitions each node belongs to
         self.part_id = {name: k for k, name in enumerate(self._allowed)}
+        self._spans = {name: Span(k, mask) for k, (name, mask) in enumerate(self._allowed.items())}
         masks = np.array(list(self._allowed.values()))
         self.node_parts = [np.flatnonzero(masks[:, n]).tolist() for n in range(len(rows))]
         self._cache: dict = {}
@@ -83,12 +97,12 @@ class NodeModel:
         key = (nodes, cpus, mem, gpus, partition)
         req = self._cache.get(key)
         if req is None:
-            allowed = self._allowed.get(partition)
-            if allowed is None:
+            span = self._spans.get(partition)
+            if span is None:
                 if self.cluster.strict_partitions:
                     raise ValueError(f"unknown partition {partition!r}")
-                allowed, partition = self._everything, ""
-            req = NodeRequest(nodes, np.array([cpus, mem, gpus], dtype=np.int64), allowed, self.part_id[partition])
+                span = self._spans[""]
+            req = NodeRequest(nodes, np.array([cpus, mem, gpus], dtype=np.int64), span)
             self._cache[key] = req
         return req
 

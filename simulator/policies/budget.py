@@ -23,9 +23,8 @@ import math
 
 import numpy as np
 
-from ..result import BUDGET, RESOURCES
-from .easy import backfill, reservation
-from .fifo import start_head
+from ..result import BUDGET
+from .easy import EASY
 
 UNDER, OVER, SPARE = 0, 1, 2
 
@@ -43,6 +42,8 @@ class Budget:
         self.preempt = preempt
         self.calc_period_s = float(calc_period_s)
         self.preemptions = 0
+        self.cls: dict = {}
+        self._easy = EASY(order=_ByClass(self), depth=depth)
 
     def reset(self, ctx) -> None:
         self.used: dict = {}
@@ -58,6 +59,8 @@ class Budget:
         self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * np.array(ctx.nodes_req, dtype=np.float64)
         #: running jobs that may ever be preempted (a declared minimum runtime)
         self.exposed: set = set()
+        self.cls = {}
+        self._easy.reset(ctx)
 
     # ---- classes -----------------------------------------------------------------------
     @staticmethod
@@ -104,6 +107,13 @@ class Budget:
                      if self.used.get(p, 0.0) >= self.entitled.get(p, 0.0)}
 
     # ---- one pass --------------------------------------------------------------------------
+    def arrange(self, ctx) -> None:
+        """The order (used by the inner EASY pass): class, then queue time, then job number."""
+        cls = self.cls = {i: self.job_class(ctx, i) for i in ctx.queue}
+        ids = ctx.ids
+        queued = ctx.queued_at
+        ctx.queue.sort(key=lambda i: (cls[i], queued[i], ids[i]))
+
     def schedule(self, ctx) -> None:
         q = ctx.queue
         if not q:
@@ -111,25 +121,16 @@ class Budget:
         if self.last_calc is None or ctx.now - self.last_calc >= self.calc_period_s:
             self._recount(ctx)
             self.last_calc = ctx.now
-        cls = {i: self.job_class(ctx, i) for i in q}
-        q.sort(key=lambda i: (cls[i], ctx.queued_at[i], ctx.ids[i]))
-        self._easy(ctx, q)
+        self._easy.schedule(ctx)
+        cls = self.cls
         if self.preempt:
             self._preempt(ctx, q, cls)
         for i in q:
-            if cls[i] == OVER:
+            if cls.get(i) == OVER:
                 ctx.note(i, BUDGET)
 
-    def _easy(self, ctx, q) -> None:
-        started = start_head(ctx, q)
-        if started:
-            del q[:started]
-        if not q:
-            return
-        ctx.note(q[0], RESOURCES)
-        if len(q) > 1 and not ctx.model.empty(ctx.free):
-            shadow, extra = reservation(ctx, q[0])
-            backfill(ctx, q, shadow, extra, self.depth)
+    def requeued(self, ctx, i: int) -> None:
+        self._easy.requeued(ctx, i)
 
     def _preempt(self, ctx, q, cls) -> None:
         now = ctx.now
@@ -168,3 +169,19 @@ class Budget:
             self.exposed.add(i)
         if m > 0 and not math.isnan(m):
             ctx.wake_at(ctx.now + m)
+
+
+class _ByClass:
+    """The budget order as an order object for the inner EASY pass."""
+
+    name = "budget"
+    static = False
+
+    def __init__(self, budget: Budget):
+        self.budget = budget
+
+    def reset(self, ctx) -> None:
+        pass
+
+    def arrange(self, ctx) -> None:
+        self.budget.arrange(ctx)

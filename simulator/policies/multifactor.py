@@ -2,7 +2,8 @@
 QOS factors, each in [0, 1].  An *order*: pass it to FIFO, EASY or Conservative.
 
 Priorities are recomputed every ``calc_period_s`` of simulated time (Slurm's PriorityCalcPeriod);
-usage is charged then, for the part of every attempt since the last charge (billing:
+usage is charged then, for the part of every attempt since the last charge, kept as a rate per
+association updated when attempts start and stop (billing:
 ``cpu_weight`` per CPU, ``gpu_weight`` per GPU, ``mem_weight`` per GiB), and decayed by the fair
 tree's half-life.  Jobs arriving between recalculations get their priority on arrival.  Ties go to
 the earlier queue time, then the lower job number.
@@ -45,41 +46,50 @@ class Multifactor:
         index = {p: k for k, p in enumerate(pairs)}
         self.pairs = pairs
         self.assoc = np.array([index[p] for p in zip(ctx.account, ctx.user, strict=True)], dtype=np.int64)
-        nodes = np.array(ctx.nodes_req, dtype=np.float64)
-        self.cpus_held = np.array(ctx.cpus_req, dtype=np.float64) * nodes
-        self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * nodes
-        self.nodes = nodes
+        self.assoc = self.assoc.tolist()
+        self.bill = [0.0] * ctx.n
+        self.rate = np.zeros(len(pairs))
+        self.offset = np.zeros(len(pairs))
         for a, u in pairs:
             self.fairtree.touch(a, u)
 
+    def _bill(self, held) -> float:
+        cpus, mem, gpus = held
+        wc, wm, wg = self.billing
+        return wc * cpus + wm * mem + wg * gpus
+
+    def started(self, ctx, i: int) -> None:
+        """Usage accrues at ``rate`` per association; ``offset`` corrects for attempts that start or
+        stop between two recalculations, so each is charged exactly for its time held."""
+        bill = self._bill(ctx.model.held(ctx.alloc[i]))
+        self.bill[i] = bill
+        a = self.assoc[i]
+        self.rate[a] += bill
+        if self.last_calc is not None:
+            self.offset[a] -= bill * (ctx.now - self.last_calc)
+
+    def stopped(self, ctx, i: int, t: float) -> None:
+        bill = self.bill[i]
+        a = self.assoc[i]
+        self.rate[a] -= bill
+        if self.last_calc is not None:
+            self.offset[a] += bill * (t - self.last_calc)
+        else:
+            self.offset[a] += bill * (t - ctx.started[i])
+
     def _charge(self, ctx) -> None:
-        """Charge usage since the last recalculation, summed per association (vectorised)."""
+        """Charge the usage since the last recalculation to every association (O(associations))."""
         now = ctx.now
-        last = -np.inf if self.last_calc is None else self.last_calc
         tree = self.fairtree
         tree.decay(now)
-        wc, wm, wg = self.billing
-        total = np.zeros(len(self.pairs))
-        log = ctx.log
-        k0, k1 = self.log_seen, len(log)
-        if k1 > k0:
-            job = np.frombuffer(log.job, dtype=np.int64)[k0:k1]
-            start = np.frombuffer(log.start, dtype=np.float64)[k0:k1]
-            end = np.frombuffer(log.end, dtype=np.float64)[k0:k1]
-            bill = (wc * np.frombuffer(log.cpus, dtype=np.int64)[k0:k1]
-                    + wm * np.frombuffer(log.mem, dtype=np.int64)[k0:k1]
-                    + wg * np.frombuffer(log.gpus, dtype=np.int64)[k0:k1])
-            dt = np.maximum(0.0, end - np.maximum(start, last))
-            total += np.bincount(self.assoc[job], weights=bill * dt, minlength=len(total))
-        self.log_seen = k1
-        if ctx.running:
-            idx = np.array([i for _, _, i in ctx.running], dtype=np.int64)
-            started = np.array([ctx.started[i] for i in idx.tolist()])
-            mem = np.array([ctx.mem[i] for i in idx.tolist()], dtype=np.float64) * self.nodes[idx]
-            bill = wc * self.cpus_held[idx] + wm * mem + wg * self.gpus_held[idx]
-            dt = np.maximum(0.0, now - np.maximum(started, last))
-            total += np.bincount(self.assoc[idx], weights=bill * dt, minlength=len(total))
-        for k in np.flatnonzero(total).tolist():
+        if self.last_calc is None:
+            total = self.offset + self.rate * 0.0
+            for i in (j for _, _, j in ctx.running):
+                total[self.assoc[i]] += self.bill[i] * (now - ctx.started[i])
+        else:
+            total = self.rate * (now - self.last_calc) + self.offset
+        self.offset = np.zeros(len(self.pairs))
+        for k in np.flatnonzero(total > 0).tolist():
             tree.charge(*self.pairs[k], float(total[k]))
         self.factor = tree.factors()
 
