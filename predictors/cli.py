@@ -79,9 +79,11 @@ def script_cmd(job_script, history, user, risk, as_json) -> None:
 @click.option("--warmup-days", default=28.0, show_default=True, type=float, help="History before the first test week.")
 @click.option("--test-days", default=7.0, show_default=True, type=float, help="Length of each test period.")
 @click.option("--cal-days", default=91.0, show_default=True, type=float, help="Trailing calibration window.")
+@click.option("--n-estimators", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Boosting rounds of the LightGBM models.")
 @click.option("--seed", default=0, show_default=True, type=int)
 def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, breakdowns, warmup_days, test_days,
-                 cal_days, seed) -> None:
+                 cal_days, n_estimators, seed) -> None:
     """Evaluate every model on TRACE|STORE (trace files or folders, or a store with jobs.parquet)."""
     from audit.textio import InputError
 
@@ -92,7 +94,7 @@ def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, brea
         labels, levels = parse_levels(quantiles)
         only = [m.strip() for m in models.split(",")] if models else None
         jobs = load_jobs(list(source) if len(source) > 1 else source[0])
-        ev = evaluate_jobs(jobs, target, levels, models=only, retrain_every=retrain_every, random_state=seed,
+        ev = evaluate_jobs(jobs, target, levels, models=only, retrain_every=retrain_every, random_state=seed, n_estimators=n_estimators,
                            warmup_days=warmup_days, test_days=test_days, cal_days=cal_days)
     except (InputError, ValueError) as exc:
         _fail(exc)

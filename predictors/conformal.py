@@ -6,10 +6,11 @@ calibrated prediction is ``(q̂ + offset) · exp(shift) − offset``.  With ``ca
 clipped to the job's request (a right-sized request never exceeds the original): a job whose need
 exceeded its request can never be covered, so its score is +∞ and the shift accounts for it.
 Under exchangeability of calibration and test jobs the coverage is at least τ; on a time series the
-trailing window keeps it close to τ as the workload drifts, and adaptive conformal inference
-(Gibbs & Candès 2021) corrects what drift is left: the level used for the shift is raised by
-``gamma`` × the running sum over already-observed test jobs of (τ − covered), so that the long-run share
-of covered jobs tends to τ even when calibration and test weeks differ.
+trailing window keeps it close to τ as the workload drifts.  What drift is left is corrected in the
+spirit of adaptive conformal inference (Gibbs & Candès 2021), scale-free: the level used for the shift
+is ``τ + gain · (τ − c)``, with ``c`` the share of already-observed calibrated test jobs that were
+covered, so that a history of under-coverage raises the level and over-coverage lowers it.  (ACI's own
+update sums the per-job errors; with tens of thousands of jobs a week that sum overreacts.)
 """
 
 from __future__ import annotations
@@ -47,14 +48,14 @@ def apply_shift(pred: np.ndarray, shift: np.ndarray, offset: float, request: np.
     return non_crossing(out)
 
 
-def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gamma: float, *, lowest: float = 0.5,
+def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = 0.5,
                     highest: float = 0.999) -> np.ndarray:
-    """ACI levels: ``τ + gamma · Σ (τ − 1[y ≤ q])`` over observed jobs, per level, clipped to [lowest, highest]."""
+    """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest]."""
     lv = np.asarray(levels, dtype=np.float64)
-    if gamma == 0 or not len(y_seen):
+    if gain == 0 or not len(y_seen):
         return lv
-    err = (lv[None, :] - (y_seen[:, None] <= pred_seen)).sum(axis=0)
-    return np.clip(lv + gamma * err, np.minimum(lowest, lv), np.maximum(highest, lv))
+    err = (lv[None, :] - (y_seen[:, None] <= pred_seen)).mean(axis=0)
+    return np.clip(lv + gain * err, np.minimum(lowest, lv), np.maximum(highest, lv))
 
 
 class ConformalCalibrator(Estimator):

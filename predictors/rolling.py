@@ -3,7 +3,7 @@
 At each fold origin (weekly) the models are refitted (every ``retrain_every`` folds) on the jobs that
 ended before the origin, predict the jobs submitted in the following week, and the calibrated models
 are conformalised on the out-of-sample predictions of the trailing ``cal_days`` (jobs that ended before
-the origin), at levels adapted by ACI (``aci_gamma``) to the coverage already observed.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored.
+the origin), at levels adapted (``coverage_gain``, see ``conformal.adaptive_levels``) to the coverage already observed.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class RollingForecaster:
 
     def __init__(self, models: dict, levels=(0.5, 0.9, 0.99), *, calibrated=CALIBRATED, test_days: float = 7.0,
                  warmup_days: float = 28.0, retrain_every: int = 1, train_days: float | None = None,
-                 cal_days: float = 91.0, aci_gamma: float = 0.0005, min_cal: int = 200, min_train: int = 100, cap: bool = True,
+                 cal_days: float = 91.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None):
         self.models = models
         self.levels = levels
@@ -63,7 +63,7 @@ class RollingForecaster:
         self.retrain_every = retrain_every
         self.train_days = train_days
         self.cal_days = cal_days
-        self.aci_gamma = aci_gamma
+        self.coverage_gain = coverage_gain
         self.min_cal = min_cal
         self.min_train = min_train
         self.cap = cap
@@ -130,7 +130,7 @@ class RollingForecaster:
                 for tag, cap in (("cap", self.cap), ("nocap", False)):
                     P = cal[m][tag]
                     seen = np.isfinite(P[:, 0]) & (end < o)
-                    eff = adaptive_levels(levels, y[seen], P[seen], self.aci_gamma)
+                    eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
                     c = ConformalCalibrator(levels, log_offset=spec.log_offset, cap=cap)
                     c.fit(raw[m][cm], y[cm], req[cm], effective_levels=eff)
                     P[test] = c.transform(raw[m][test], req[test])

@@ -129,10 +129,11 @@ def test_conformal_cap_accounts_for_jobs_over_their_request():
 
 def test_adaptive_levels_move_against_the_error():
     y = np.array([1.0, 1.0, 1.0, 1.0])
-    q = np.array([[0.5], [0.5], [2.0], [2.0]])  # half covered at level 0.9: raise the level
-    up = adaptive_levels((0.9,), y, q, 0.01)
-    assert up[0] == pytest.approx(0.9 + 0.01 * (4 * 0.9 - 2))
-    assert adaptive_levels((0.9,), y, np.full((4, 1), 2.0), 0.01)[0] < 0.9
+    q = np.array([[0.5], [2.0], [2.0], [2.0]])  # 3 of 4 covered at level 0.9: raise the level
+    up = adaptive_levels((0.9,), y, q, 0.5)
+    assert up[0] == pytest.approx(0.9 + 0.5 * (0.9 - 0.75))
+    assert adaptive_levels((0.9,), y, np.full((4, 1), 2.0), 1.0)[0] == pytest.approx(0.8)
+    assert adaptive_levels((0.9,), y, np.full((4, 1), 0.1), 1.0)[0] == 0.999  # clipped
 
 
 def test_default_lineup_names():

@@ -86,6 +86,7 @@ def test_cli_json_shape(small_month, tmp_path):
     small_month.to_parquet(store / "jobs.parquet", index=False)
     res = CliRunner().invoke(predict, ["evaluate", str(store), "--target", "cpus", "--quantiles", "0.5,0.90",
                                        "--json", "--models", "request,last_two,lightgbm", "--warmup-days", "3",
+                                       "--n-estimators", "20",
                                        "--test-days", "1", "--cal-days", "3"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
@@ -95,6 +96,7 @@ def test_cli_json_shape(small_month, tmp_path):
     assert set(d["models"]["lightgbm"]["0.90"]) == {"coverage", "under_rate", "overprov_ratio",
                                                     "recovered_fraction", "pinball"}
     text = CliRunner().invoke(predict, ["evaluate", str(store), "--target", "cpus", "--models", "request,lightgbm",
+                                        "--n-estimators", "10", "--breakdown", "partition",
                                         "--warmup-days", "3", "--test-days", "1", "--cal-days", "3"])
     assert text.exit_code == 0 and "lightgbm" in text.output and "coverage" in text.output
     bad = CliRunner().invoke(predict, ["evaluate", str(store), "--quantiles", "0.5,2"])
