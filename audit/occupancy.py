@@ -52,7 +52,9 @@ def occupancy(waste: pd.DataFrame, capacity: pd.DataFrame | None = None) -> pd.D
     frames = []
     for part, idx in w.groupby("partition", sort=True).indices.items():
         el = w["elapsed_s"].to_numpy()[idx]
-        rate = lambda col: w[col].to_numpy(dtype=float)[idx] / el  # noqa: E731
+
+        def rate(col, idx=idx, el=el):
+            return w[col].to_numpy(dtype=float)[idx] / el
         known_cpu = w["cpu_usage_known"].to_numpy()[idx]
         known_gpu = w["gpu_usage_known"].to_numpy()[idx]
         h = hourly(start[idx], end[idx], {
