@@ -59,7 +59,10 @@ class Budget:
         self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * np.array(ctx.nodes_req, dtype=np.float64)
         #: running jobs that may ever be preempted (a declared minimum runtime)
         self.exposed: set = set()
+        #: running budgeted jobs holding GPUs (the only running jobs that use budget)
+        self.charging: set = set()
         self.cls = {}
+        self.key = [None] * ctx.n
         self._easy.reset(ctx)
 
     # ---- classes -----------------------------------------------------------------------
@@ -94,25 +97,29 @@ class Budget:
             start = np.frombuffer(log.start, dtype=np.float64)[k0:]
             held = np.where(keep, gpus * (end[k0:] - np.maximum(start, lo)), 0.0)
             total += np.bincount(self.project[job], weights=held, minlength=len(total))
-        if ctx.running:
-            idx = np.array([i for _, _, i in ctx.running], dtype=np.int64)
+        if self.charging:
+            idx = np.fromiter(self.charging, dtype=np.int64, count=len(self.charging))
             started = np.array([ctx.started[i] for i in idx.tolist()])
-            held = np.where(self.budgeted[idx], self.gpus_held[idx] * (now - np.maximum(started, lo)), 0.0)
+            held = self.gpus_held[idx] * (now - np.maximum(started, lo))
             total += np.bincount(self.project[idx], weights=held, minlength=len(total))
         return {self.projects[k]: float(total[k]) for k in np.flatnonzero(total).tolist()}
 
     def _recount(self, ctx) -> None:
         self.used = self.window_usage(ctx)
-        self.over = {p for p in set(self.used) | set(self.entitled)
-                     if self.used.get(p, 0.0) >= self.entitled.get(p, 0.0)}
+        over = {p for p in set(self.used) | set(self.entitled) if self.used.get(p, 0.0) >= self.entitled.get(p, 0.0)}
+        if over != self.over:
+            self.key = [None] * ctx.n  # classes changed: recompute the order keys
+        self.over = over
 
     # ---- one pass --------------------------------------------------------------------------
     def arrange(self, ctx) -> None:
         """The order (used by the inner EASY pass): class, then queue time, then job number."""
-        cls = self.cls = {i: self.job_class(ctx, i) for i in ctx.queue}
-        ids = ctx.ids
-        queued = ctx.queued_at
-        ctx.queue.sort(key=lambda i: (cls[i], queued[i], ids[i]))
+        key = self.key
+        for i in ctx.queue:
+            if key[i] is None:
+                key[i] = (self.job_class(ctx, i), ctx.queued_at[i], ctx.ids[i])
+        ctx.queue.sort(key=key.__getitem__)
+        self.cls = _Classes(key)
 
     def schedule(self, ctx) -> None:
         q = ctx.queue
@@ -125,19 +132,25 @@ class Budget:
         cls = self.cls
         if self.preempt:
             self._preempt(ctx, q, cls)
-        for i in q:
-            if cls.get(i) == OVER:
-                ctx.note(i, BUDGET)
+        if self.over:
+            key = self.key
+            for i in q:
+                if key[i] is not None and key[i][0] == OVER:
+                    ctx.note(i, BUDGET)
+
+    def stopped(self, ctx, i: int, t: float) -> None:
+        self.charging.discard(i)
+        self.exposed.discard(i)
 
     def requeued(self, ctx, i: int) -> None:
+        self.key[i] = None
         self._easy.requeued(ctx, i)
 
     def _preempt(self, ctx, q, cls) -> None:
         now = ctx.now
         model = ctx.model
-        while q and cls[q[0]] == UNDER:
+        while q and cls.get(q[0]) == UNDER:
             head = q[0]
-            self.exposed = {i for i in self.exposed if ctx.alloc[i] is not None}
             victims = [i for i in self.exposed
                        if self.job_class(ctx, i) > UNDER and self.preemptible(ctx, i, now)]
             if not victims:
@@ -161,9 +174,11 @@ class Budget:
             ctx.start(head, a)
             q.remove(head)
             for v in chosen:
-                cls[v] = self.job_class(ctx, v)
+                self.key[v] = (self.job_class(ctx, v), ctx.queued_at[v], ctx.ids[v])
 
     def started(self, ctx, i: int) -> None:
+        if self.budgeted[i] and self.gpus_held[i] > 0:
+            self.charging.add(i)
         m = ctx.min_runtime[i]
         if not math.isnan(m):
             self.exposed.add(i)
@@ -185,3 +200,19 @@ class _ByClass:
 
     def arrange(self, ctx) -> None:
         self.budget.arrange(ctx)
+
+
+class _Classes:
+    """``cls[i]`` / ``cls.get(i)``: a job's budget class, read from the order keys."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: list):
+        self.key = key
+
+    def get(self, i: int, default=None):
+        k = self.key[i]
+        return default if k is None else k[0]
+
+    def __getitem__(self, i: int) -> int:
+        return self.key[i][0]
