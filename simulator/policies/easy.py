@@ -261,7 +261,7 @@ def _fits_on(r, rows) -> bool:
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again, and a request
-    larger than the most any node has free is skipped.  Across passes (``memo``): a job that did not
+    larger than the most any node had free at the start of the pass is skipped.  Across passes (``memo``): a job that did not
     fit stays unable to fit until resources come back on a node of its partition, so it is skipped
     while its partition has had no release, and a one-node job is then looked for only on the nodes
     released since (free resources elsewhere only shrank)."""
@@ -338,7 +338,6 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         if model.empty(ctx.free):
             broke = pos + 1 < stop
             break
-        mc, mm, mg = ctx.free.max(axis=1).tolist()
     if memo is not None:
         if broke:
             marks.clear()  # jobs after the stop were not re-checked against this pass's releases
