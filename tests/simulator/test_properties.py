@@ -107,3 +107,20 @@ def test_easy_head_never_later_than_reservation(jobs, cluster):
     assert (r.attempts[r.state != "REJECTED"] == 1).all()
     for job_id, shadow in policy.reservations.items():
         assert starts[job_id] <= shadow
+
+
+class _FullPasses(EASY):
+    """EASY that forgets its reservation before every pass: every pass is a full textbook pass."""
+
+    def schedule(self, ctx):
+        self._cache = None
+        super().schedule(ctx)
+
+
+@settings(max_examples=60, deadline=None)
+@given(jobs=traces(max_nodes=1, kills=False))
+def test_incremental_easy_passes_equal_full_passes_on_a_pool(jobs):
+    pool_jobs = [Job(j.id, j.submit, j.run, cpus=j.cpus, limit=j.limit) for j in jobs]
+    fast = Simulator(POOL, EASY()).run(pool_jobs)
+    full = Simulator(POOL, _FullPasses()).run(pool_jobs)
+    assert fast.start.tolist() == full.start.tolist()
