@@ -8,11 +8,16 @@ depth-first walk visits siblings from highest to lowest Level Fairshare (ties by
 ranked in visiting order, and a user's fair-share factor is ``rank / users`` (1 for the first).
 Users with equal Level Fairshare under the same parent share a rank.  Simplification: Slurm merges
 tied *accounts* before descending; we order them by name.
+
+Usage is kept per tree node in one NumPy array: charging a batch of users adds through an
+ancestor-membership matrix, and decay is one multiplication.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 
 def level_fairshare(shares: list, usage: list) -> list:
@@ -35,16 +40,6 @@ def decay_factor(dt: float, half_life_s: float) -> float:
     return 0.5 ** (dt / half_life_s)
 
 
-class _Node:
-    __slots__ = ("name", "children", "usage", "is_user")
-
-    def __init__(self, name: str, is_user: bool = False):
-        self.name = name
-        self.children: dict = {}
-        self.usage = 0.0
-        self.is_user = is_user
-
-
 class FairTree:
     """Fair-share factors over the account tree.
 
@@ -60,93 +55,115 @@ class FairTree:
         self.reset()
 
     def reset(self) -> None:
-        self.root = _Node("")
+        self.names = [""]          # node 0 is the root
+        self.is_user = [False]
+        self.children: list = [[]]
+        self.share = [1.0]
+        self.ancestors: list = [[0]]  # each node's path from the root, itself included
+        self.index = {"": 0}
+        self.usage = np.zeros(1)
+        self.leaves: dict = {}       # (account, user) → node
         self.last_decay = None
-        self._paths: dict = {}
+        self._matrix = None
 
-    def _leaf(self, account: str, user: str) -> list:
-        """The path of nodes from the root to the user's leaf (created on first use)."""
-        path = self._paths.get((account, user))
-        if path is None:
-            path = self._paths[(account, user)] = self._make_leaf(account, user)
-        return path
+    # ---- building ---------------------------------------------------------------------------
+    def _node(self, key: str, parent: int, is_user: bool) -> int:
+        k = self.index.get(key)
+        if k is None:
+            k = self.index[key] = len(self.names)
+            self.names.append(key)
+            self.is_user.append(is_user)
+            self.children.append([])
+            self.children[parent].append(k)
+            shares = self.user_shares if is_user else self.shares
+            self.share.append(float(shares.get(key, 1.0)))
+            self.ancestors.append([*self.ancestors[parent], k])
+            self.usage = np.append(self.usage, 0.0)
+            self._matrix = None
+        return k
 
-    def _make_leaf(self, account: str, user: str) -> list:
-        node = self.root
-        path = [node]
-        parts = [p for p in account.split("/") if p] if account else []
-        for k in range(len(parts)):
-            key = "/".join(parts[: k + 1])
-            child = node.children.get(key)
-            if child is None:
-                child = node.children[key] = _Node(key)
-            node = child
-            path.append(node)
-        ukey = f"{account}:{user}"
-        leaf = node.children.get(ukey)
-        if leaf is None:
-            leaf = node.children[ukey] = _Node(ukey, is_user=True)
-        path.append(leaf)
-        return path
+    def leaf(self, account: str, user: str) -> int:
+        """The node of a user under an account (created on first use)."""
+        k = self.leaves.get((account, user))
+        if k is None:
+            node = 0
+            parts = [p for p in account.split("/") if p] if account else []
+            for j in range(len(parts)):
+                node = self._node("/".join(parts[: j + 1]), node, False)
+            k = self.leaves[(account, user)] = self._node(f"{account}:{user}", node, True)
+        return k
 
+    def touch(self, account: str, user: str) -> None:
+        """Make sure the association exists (a user with no usage yet)."""
+        self.leaf(account, user)
+
+    # ---- usage ------------------------------------------------------------------------------
     def decay(self, now: float) -> None:
         if self.last_decay is not None and now > self.last_decay:
             f = decay_factor(now - self.last_decay, self.half_life_s)
             if f != 1.0:
-                stack = [self.root]
-                while stack:
-                    node = stack.pop()
-                    node.usage *= f
-                    stack.extend(node.children.values())
+                self.usage *= f
         self.last_decay = now
 
     def charge(self, account: str, user: str, amount: float) -> None:
         """Add ``amount`` of usage to the user and every account above it."""
-        for node in self._leaf(account, user):
-            node.usage += amount
+        path = self.ancestors[self.leaf(account, user)]  # may grow the tree (and the usage array)
+        self.usage[path] += amount
 
-    def touch(self, account: str, user: str) -> None:
-        """Make sure the association exists (a user with no usage yet)."""
-        self._leaf(account, user)
+    def charge_leaves(self, leaves: np.ndarray, amounts: np.ndarray) -> None:
+        """Add ``amounts[k]`` to leaf node ``leaves[k]`` and its ancestors, for all ``k`` at once."""
+        if self._matrix is None:
+            n = len(self.names)
+            m = np.zeros((n, n))
+            for k, path in enumerate(self.ancestors):
+                m[path, k] = 1.0
+            self._matrix = m
+        contrib = np.zeros(len(self.names))
+        np.add.at(contrib, leaves, amounts)
+        self.usage += self._matrix @ contrib
 
-    def _share(self, node: _Node) -> float:
-        if node.is_user:
-            return float(self.user_shares.get(node.name, 1.0))
-        return float(self.shares.get(node.name, 1.0))
+    def total_usage(self) -> float:
+        return float(self.usage[0])
 
+    # ---- factors ----------------------------------------------------------------------------
     def factors(self) -> dict:
         """``"account:user"`` → fair-share factor in (0, 1]."""
-        ranked: list = []  # groups of users sharing a rank, in visiting order
-        self._walk(self.root, ranked)
+        return {self.names[k]: f for k, f in self.node_factors().items()}
+
+    def node_factors(self) -> dict:
+        """User node → fair-share factor."""
+        ranked: list = []  # groups of user nodes sharing a rank, in visiting order
+        self._walk(0, ranked, self.usage.tolist())
         total = sum(len(g) for g in ranked)
         out = {}
         rank = total
         for group in ranked:
-            for name in group:
-                out[name] = rank / total
+            for k in group:
+                out[k] = rank / total
             rank -= len(group)
         return out
 
-    def _walk(self, node: _Node, ranked: list) -> None:
-        kids = list(node.children.values())
+    def _walk(self, node: int, ranked: list, usage: list) -> None:
+        kids = self.children[node]
         if not kids:
             return
-        lf = level_fairshare([self._share(k) for k in kids], [k.usage for k in kids])
-        order = sorted(range(len(kids)), key=lambda k: (-lf[k], kids[k].name))
-        pending_users: list = []
-        last_lf = None
-        for k in order:
-            kid = kids[k]
-            if kid.is_user:
-                if pending_users and lf[k] != last_lf:
-                    ranked.append(pending_users)
-                    pending_users = []
-                pending_users.append(kid.name)
-                last_lf = lf[k]
+        lf = level_fairshare([self.share[k] for k in kids], [usage[k] for k in kids])
+        names = self.names
+        order = sorted(range(len(kids)), key=lambda j: (-lf[j], names[kids[j]]))
+        pending: list = []
+        last = None
+        for j in order:
+            kid = kids[j]
+            if self.is_user[kid]:
+                if pending and lf[j] != last:
+                    ranked.append(pending)
+                    pending = []
+                pending.append(kid)
+                last = lf[j]
             else:
-                if pending_users:
-                    ranked.append(pending_users)
-                    pending_users = []
-                self._walk(kid, ranked)
-        if pending_users:
-            ranked.append(pending_users)
+                if pending:
+                    ranked.append(pending)
+                    pending = []
+                self._walk(kid, ranked, usage)
+        if pending:
+            ranked.append(pending)

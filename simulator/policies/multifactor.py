@@ -37,7 +37,6 @@ class Multifactor:
         self.fairtree.reset()
         self.last_calc = None
         self.log_seen = 0
-        self.factor: dict = {}
         self.key = [None] * ctx.n
         self.total_cpus = max(1, ctx.sim.cluster.capacity()["cpus"])
         top = max(self.qos_priority.values(), default=0)
@@ -50,8 +49,9 @@ class Multifactor:
         self.bill = [0.0] * ctx.n
         self.rate = np.zeros(len(pairs))
         self.offset = np.zeros(len(pairs))
-        for a, u in pairs:
-            self.fairtree.touch(a, u)
+        self.leaf_of = np.array([self.fairtree.leaf(a, u) for a, u in pairs], dtype=np.int64)
+        self.job_leaf = self.leaf_of[np.array(self.assoc, dtype=np.int64)].tolist() if ctx.n else []
+        self.factor_of = {}
 
     def _bill(self, held) -> float:
         cpus, mem, gpus = held
@@ -89,14 +89,15 @@ class Multifactor:
         else:
             total = self.rate * (now - self.last_calc) + self.offset
         self.offset = np.zeros(len(self.pairs))
-        for k in np.flatnonzero(total > 0).tolist():
-            tree.charge(*self.pairs[k], float(total[k]))
-        self.factor = tree.factors()
+        live = total > 0
+        if live.any():
+            tree.charge_leaves(self.leaf_of[live], total[live])
+        self.factor_of = tree.node_factors()
 
     def priority(self, ctx, i: int) -> float:
         wa, wf, ws, wq = self.weights
         age = min(1.0, (ctx.now - ctx.queued_at[i]) / self.max_age_s) if self.max_age_s > 0 else 1.0
-        fs = self.factor.get(f"{ctx.account[i]}:{ctx.user[i]}", 0.0)
+        fs = self.factor_of.get(self.job_leaf[i], 0.0)
         size = min(1.0, ctx.nodes_req[i] * ctx.cpus_req[i] / self.total_cpus)
         qos = self.qos_priority.get(ctx.qos[i], 0) / self.qos_top
         return wa * age + wf * fs + ws * size + wq * qos

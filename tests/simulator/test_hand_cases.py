@@ -161,7 +161,7 @@ def test_fair_tree_decay_half_life():
     tree.decay(0.0)
     tree.charge("A", "u", 8.0)
     tree.decay(200.0)
-    assert tree.root.usage == pytest.approx(2.0)
+    assert tree.total_usage() == pytest.approx(2.0)
 
 
 def test_fairshare_orders_the_light_user_first():
