@@ -45,12 +45,14 @@ class EASY:
         self.reservations: dict = {}
         self._cache = None
         self._memo: dict = {"marks": set(), "xmarks": set(), "releases": 0}
+        self._held: list = []
 
     def reset(self, ctx) -> None:
         self.order.reset(ctx)
         self.reservations = {}
         self._cache = None
         self._memo = {"marks": set(), "xmarks": set(), "releases": 0}
+        self._held: list = []
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)
@@ -70,15 +72,31 @@ class EASY:
                 # a static order only appends: the jobs from ``seen`` on are the new ones; another
                 # order may have put new jobs anywhere, so look at all (the memo skips the old ones)
                 first = seen if getattr(self.order, "static", False) else 1
+                if first > 1:
+                    # jobs held back by the reservation at the last pass still are, if they still
+                    # fit now (on a node cluster: if no node lacks the room, a cheap bound)
+                    notes = ctx.pass_notes
+                    req = ctx.req
+                    if ctx.model.kind == "pool":
+                        free = ctx.free
+                        for i in self._held:
+                            if req[i] <= free:
+                                notes[i] = RESERVATION
+                    else:
+                        mc, mm, mg = ctx.free.max(axis=1).tolist()
+                        for i in self._held:
+                            nc, nm, ng = req[i].need_t
+                            if nc <= mc and nm <= mm and ng <= mg:
+                                notes[i] = RESERVATION
                 extra = backfill(ctx, q, shadow, extra, self.depth, first=first, memo=self._memo)
-                self._cache = (head, shadow, extra, len(q), ctx.releases)
+                self._finish_pass(ctx, head, shadow, extra)
                 return
             if not touches(ctx, head, releases):
                 # resources came back only on nodes the head cannot use: its reservation stands,
                 # but every waiting job may now fit
                 ctx.note(head, RESOURCES)
                 extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
-                self._cache = (head, shadow, extra, len(q), ctx.releases)
+                self._finish_pass(ctx, head, shadow, extra)
                 return
         self._cache = None
         started = start_head(ctx, q)
@@ -92,7 +110,11 @@ class EASY:
         if self.record and ctx.ids[head] not in self.reservations:
             self.reservations[ctx.ids[head]] = shadow
         extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
-        self._cache = (head, shadow, extra, len(q), ctx.releases)
+        self._finish_pass(ctx, head, shadow, extra)
+
+    def _finish_pass(self, ctx, head: int, shadow: float, extra) -> None:
+        self._cache = (head, shadow, extra, len(ctx.queue), ctx.releases)
+        self._held = [i for i, r in ctx.pass_notes.items() if r == RESERVATION]
 
 
 def touches(ctx, head: int, since: int) -> bool:

@@ -124,3 +124,4 @@ def test_incremental_easy_passes_equal_full_passes_on_a_pool(jobs):
     fast = Simulator(POOL, EASY()).run(pool_jobs)
     full = Simulator(POOL, _FullPasses()).run(pool_jobs)
     assert fast.start.tolist() == full.start.tolist()
+    assert fast.reasons.tolist() == full.reasons.tolist()
