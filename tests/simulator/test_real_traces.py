@@ -71,3 +71,29 @@ def test_hpc2n(hpc2n):
     converted, procs = hpc2n
     assert len(converted.jobs) == 202_876
     check(converted, procs, "hpc2n")
+
+
+def test_real_sacct_through_the_converter():
+    """A real Slurm accounting dump (multi-node jobs, memory requests, logged failures) converts and
+    replays: the logged replay reproduces the table's own waits, and a simulation on a cluster of
+    the largest node shape runs every job to completion once (no usage recorded: nothing is killed)."""
+    path = TRACES.parent / "sacct" / "phillips.log"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    import numpy as np
+
+    from audit.read_sacct import read_sacct
+    from audit.to_simulator import to_cluster, to_jobs
+
+    table = read_sacct(path).jobs
+    converted = to_jobs(table)
+    jobs = converted.jobs
+    assert len(jobs) + sum(converted.dropped.values()) == len(table)
+    table_wait = (table["start_time"] - table["submit_time"]).dt.total_seconds().mean()
+    cluster = to_cluster({"node_groups": [{"name": "n", "count": 16, "cpus": int(jobs["cpus"].max()),
+                                           "mem_bytes": int(jobs["mem"].max())}]})
+    logged = replay_as_logged(jobs, cluster)
+    assert logged.wait.mean() == pytest.approx(table_wait, rel=1e-9)
+    result = Simulator(cluster, EASY()).run(jobs)
+    assert (result.state == "COMPLETED").all() and (result.attempts == 1).all()
+    assert np.array_equal(np.sort(result.end - result.start), np.sort(jobs["run"]))
