@@ -74,3 +74,14 @@ def test_card_memory_lookup():
 
     got = card_memory(pd.Series(["a100", "NVIDIA-H100-80GB", None, "weird"]))
     assert got[0] == 80 * 2**30 and got[1] == 80 * 2**30 and np.isnan(got[2]) and np.isnan(got[3])
+
+
+def test_script_features_join_the_submission_features(small_month):
+    from predictors.features import submission_features
+
+    j = small_month.head(50)
+    scripts = [SCRIPT if i % 2 else None for i in range(len(j))]
+    f = submission_features(j, "walltime", scripts=scripts, n_hash=8)
+    h = f[[f"script_h{i:02d}" for i in range(8)]].to_numpy()
+    assert np.isnan(h[0::2]).all() and np.isfinite(h[1::2]).all()
+    assert (h[1] == h[3]).all()  # same script, same hashed vector
