@@ -94,7 +94,8 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
         record_quarantine(ledger, quarantine, int(data_no[i]), "line",
                           f"expected {ncol} fields, got {int(counts[i])}", data[int(i)].as_py())
     good_arr = pa.array(good)
-    tokens = tokens.filter(good_arr)
+    if not good.all():  # filtering copies every field: only when some line was set aside
+        tokens = tokens.filter(good_arr)
     flat = pc.list_flatten(tokens)
     n = len(tokens)
     columns = {}
@@ -103,7 +104,7 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
             continue
         columns[name] = flat.take(pa.array(np.arange(k, n * ncol, ncol, dtype=np.int64))) if n else \
             pa.array([], pa.string())
-    return SplitLines(columns, data_no[good], data.filter(good_arr), names)
+    return SplitLines(columns, data_no[good], data if good.all() else data.filter(good_arr), names)
 
 
 def _rejoin_job_names(tokens: pa.Array, counts: np.ndarray, ncol: int, delim: str, good: np.ndarray):
