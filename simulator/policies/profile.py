@@ -43,16 +43,31 @@ class Profile:
                 return k, times[k], a
         return n, math.inf, None
 
-    def reserve(self, start: float, duration: float, alloc) -> None:
-        """Hold ``alloc`` from ``start`` (a breakpoint) for ``duration``."""
-        if alloc is None or duration <= 0:
-            return
-        model = self.model
+    def _cut(self, t: float) -> int:
+        """Index of the breakpoint at ``t`` (inserted, copying the state before it, if missing)."""
         times, states = self.times, self.states
-        end = start + duration
-        m = bisect_left(times, end)
-        if m == len(times) or times[m] != end:
-            times.insert(m, end)
-            states.insert(m, model.copy(states[m - 1]))
-        for k in range(bisect_left(times, start), m):
-            states[k] = model.take(states[k], alloc)
+        m = bisect_left(times, t)
+        if m == len(times) or times[m] != t:
+            times.insert(m, t)
+            states.insert(m, self.model.copy(states[m - 1]))
+        return m
+
+    def reserve(self, start: float, duration: float, alloc) -> None:
+        """Hold ``alloc`` over ``[start, start + duration)``."""
+        if alloc is None or duration <= 0 or math.isinf(start):
+            return
+        lo = self._cut(start)
+        hi = self._cut(start + duration)
+        take = self.model.take
+        for k in range(lo, hi):
+            self.states[k] = take(self.states[k], alloc)
+
+    def release(self, start: float, duration: float, alloc) -> None:
+        """Give back a reservation made with :meth:`reserve`."""
+        if alloc is None or duration <= 0 or math.isinf(start):
+            return
+        lo = self._cut(start)
+        hi = self._cut(start + duration)
+        give = self.model.give
+        for k in range(lo, hi):
+            self.states[k] = give(self.states[k], alloc)

@@ -125,3 +125,18 @@ def test_incremental_easy_passes_equal_full_passes_on_a_pool(jobs):
     full = Simulator(POOL, _FullPasses()).run(pool_jobs)
     assert fast.start.tolist() == full.start.tolist()
     assert fast.reasons.tolist() == full.reasons.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(jobs=traces(kills=False), cluster=st.sampled_from(["pool", "nodes"]))
+def test_conservative_never_starts_a_job_after_its_first_reservation(jobs, cluster):
+    # estimates are upper bounds (run ≤ limit, killed at the limit), and a job re-placed at a pass
+    # finds its old slot free again, so reservations only move earlier
+    target = POOL if cluster == "pool" else CLUSTER
+    if cluster == "pool":
+        jobs = [Job(j.id, j.submit, j.run, cpus=j.cpus, limit=j.limit) for j in jobs]
+    policy = Conservative(record=True)
+    r = Simulator(target, policy).run(jobs)
+    starts = r.starts_by_id()
+    for job_id, reserved in policy.reservations.items():
+        assert starts[job_id] <= reserved
