@@ -54,14 +54,14 @@ def metric_table(frame: pd.DataFrame, models, levels, by: str | None = None, *, 
     groups = [("all", frame)] if by is None else list(frame.groupby(by, sort=True, dropna=False))
     rows = []
     for key, g in groups:
-        if len(g) < min_jobs:
+        if by is not None and len(g) < min_jobs:
             continue
         y, r, w = (g[c].to_numpy(dtype=np.float64) for c in ("y", "request", "w"))
         for m in models:
             for lv in levels:
                 q = g[f"{m}@{lv}"].to_numpy(dtype=np.float64)
                 rows.append({"group": key, "model": m, "level": lv, "jobs": len(g), **metric_set(y, q, r, w, lv)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["group", "model", "level", "jobs", *METRICS])
 
 
 def precision_recall(flag: np.ndarray, failed: np.ndarray) -> dict:

@@ -150,3 +150,10 @@ def test_script_advice_json(small_month, tmp_path):
     grid = np.array([1.0, 2, 3, 4, 5, 6, 7])
     assert risk_of(4.5, grid) == pytest.approx(1 - 0.85)
     assert risk_of(0.5, grid) == 0.5 and risk_of(9, grid) == pytest.approx(0.01)
+
+
+def test_too_little_history_gives_empty_metrics_not_an_error(small_month):
+    d = evaluate(small_month.head(100), "memory", "0.9", models=["request", "lightgbm"])
+    assert d["jobs_tested"] == 0
+    assert d["models"]["lightgbm"]["0.9"] == dict.fromkeys(("coverage", "under_rate", "overprov_ratio",
+                                                            "recovered_fraction", "pinball"))
