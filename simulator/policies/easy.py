@@ -317,15 +317,18 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         xrows = list(zip(nodes, np.minimum(free[:, nodes], extra[:, nodes]).T.tolist(), strict=True)) if nodes else []
     started = []
     broke = False
-    for pos in range(first, stop):
+    if memo is not None and marks:
+        # most waiting jobs did not fit at the last pass and saw no release in their partition
+        positions = [pos for pos, i in enumerate(q[first:stop], first) if i not in marks or touched[req[i].part]]
+    else:
+        positions = range(first, stop)
+    for pos in positions:
         i = q[pos]
         r = req[i]
         nc, nm, ng = r.need_t
         late = now + est[i] > shadow
         if memo is not None:
-            if i in marks:  # did not fit at the last pass
-                if not touched[r.part]:
-                    continue
+            if i in marks:  # did not fit at the last pass (its partition has had a release)
                 if r.nodes == 1 and not _fits_on(r, rows):
                     continue
                 marks.discard(i)
