@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
 from .schema import caveats_from_masks, conform
@@ -35,39 +37,66 @@ def read_swf(path, *, cluster: str | None = None) -> ReadResult:
     ledger = FileLedger(file=name, format="swf")
     quarantine = Quarantine()
     lines = text.splitlines()
-    header = {}
-    keep_lines, keep_numbers = [], []
-    for i, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith(";"):
-            ledger.structural += 1
-            m = re.match(r";\s*(\w+):\s*(.*)$", stripped)
-            if m:
-                header[m.group(1)] = m.group(2).strip()
-            continue
-        ledger.read += 1
-        tokens = stripped.split()
-        if len(tokens) != len(FIELDS):
-            record_quarantine(ledger, quarantine, i, "line", f"expected 18 fields, got {len(tokens)}", line)
-            continue
-        keep_lines.append(stripped)
-        keep_numbers.append(i)
-    frame = pd.read_csv(io.StringIO("\n".join(keep_lines)), sep=r"\s+", header=None, names=FIELDS,
-                        dtype=str, engine="c") if keep_lines else pd.DataFrame(columns=FIELDS)
-    frame["_line"] = keep_numbers
-    num = frame[list(FIELDS)].apply(pd.to_numeric, errors="coerce")
-    bad = num.isna()
-    bad_rows = bad.any(axis=1).to_numpy()
+    data = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(";")]
+    ledger.structural = len(lines) - len(data)
+    ledger.read = len(data)
+    header = _header(line for line in lines if line.lstrip()[:1] == ";")
+    data_lines = [lines[i] for i in data]
+    num, counts = _numbers(data_lines)
+    wrong = counts != len(FIELDS)
+    bad = num.isna().to_numpy() & ~wrong[:, None]
+    bad_rows = wrong | bad.any(axis=1)
     for pos in np.flatnonzero(bad_rows):
-        field_name = FIELDS[int(np.argmax(bad.iloc[pos].to_numpy()))]
-        record_quarantine(ledger, quarantine, int(frame["_line"].iloc[pos]), field_name, "not a number",
-                          keep_lines[pos])
+        if wrong[pos]:
+            record_quarantine(ledger, quarantine, data[pos] + 1, "line", f"expected 18 fields, got {counts[pos]}",
+                              data_lines[pos])
+        else:
+            record_quarantine(ledger, quarantine, data[pos] + 1, FIELDS[int(np.argmax(bad[pos]))], "not a number",
+                              data_lines[pos])
     num = num[~bad_rows].reset_index(drop=True)
-    lines_ok = frame["_line"][~bad_rows].reset_index(drop=True)
+    lines_ok = pd.Series(np.asarray(data, dtype=np.int64)[~bad_rows] + 1)
     ledger.used = len(num)
     ledger.jobs_emitted = len(num)
     jobs = _to_canonical(num, lines_ok, header, name, cluster)
     return ReadResult(jobs=jobs, ledger=ledger, quarantine=quarantine)
+
+
+def _header(comment_lines) -> dict:
+    """``; Key: value`` header lines → {Key: value} (the first occurrence of a key wins)."""
+    header: dict = {}
+    for line in comment_lines:
+        m = re.match(r"\s*;\s*(\w+):\s*(.*)$", line)
+        if m and m.group(1) not in header:
+            header[m.group(1)] = m.group(2).strip()
+    return header
+
+
+def _numbers(lines: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The 18 fields as floats (NaN where a token is missing or not a number) and the token count per line.
+
+    The fast path parses every line at once; a line with a token that is not a number, or too many
+    tokens, sends the file down the line-by-line path.
+    """
+    if not lines:
+        return pd.DataFrame({f: pd.Series(dtype=float) for f in FIELDS}), np.zeros(0, dtype=int)
+    try:
+        num = pd.read_csv(io.StringIO("\n".join(lines)), sep=r"\s+", header=None, names=FIELDS, dtype="float64",
+                          engine="c")
+        if len(num) == len(lines):
+            missing = num.isna().to_numpy()
+            trailing = np.cumprod(missing[:, ::-1], axis=1).sum(axis=1)  # only missing tokens can be NaN here
+            return num, len(FIELDS) - trailing
+    except ValueError:
+        pass
+    counts = np.array([len(line.split()) for line in lines])
+    ok = counts == len(FIELDS)
+    num = pd.DataFrame(np.nan, index=range(len(lines)), columns=list(FIELDS))
+    if ok.any():
+        good = [line for line, k in zip(lines, ok, strict=True) if k]
+        frame = pd.read_csv(io.StringIO("\n".join(good)), sep=r"\s+", header=None, names=FIELDS, dtype=str,
+                            engine="c")
+        num.loc[ok] = frame.apply(pd.to_numeric, errors="coerce").to_numpy()
+    return num, counts
 
 
 def _known(s: pd.Series) -> pd.Series:
@@ -103,8 +132,8 @@ def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, 
     ints = lambda s: s.round().astype("Int64")  # noqa: E731
     df = pd.DataFrame({
         "cluster": cluster or header.get("Computer") or header.get("Installation") or _stem(name),
-        "job_id": num["job"].astype("int64").astype(str),
-        "job_id_raw": num["job"].astype("int64").astype(str),
+        "job_id": _label(num["job"], keep_negative=True),
+        "job_id_raw": _label(num["job"], keep_negative=True),
         "source": "swf",
         "source_file": name,
         "source_line": lines.astype("Int64"),
@@ -134,10 +163,12 @@ def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, 
     return conform(df)
 
 
-def _label(s: pd.Series) -> pd.Series:
-    """SWF numeric identifiers (users, groups, queues…) as strings; -1 → null."""
-    out = s.astype("int64").astype(str).astype("string")
-    return out.where(s >= 0)
+def _label(s: pd.Series, keep_negative: bool = False) -> pd.Series:
+    """SWF numeric identifiers (users, groups, queues…) as strings; -1 → null (formatted by pyarrow)."""
+    values = s.to_numpy(dtype="float64")
+    mask = np.isnan(values) if keep_negative else (np.isnan(values) | (values < 0))
+    ints = pa.array(np.nan_to_num(values).astype(np.int64), mask=mask)
+    return pd.Series(pc.cast(ints, pa.string()).to_pandas(types_mapper=pd.ArrowDtype), index=s.index).astype("string")
 
 
 def _stem(name: str) -> str:
