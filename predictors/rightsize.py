@@ -4,9 +4,9 @@
 target the table has data for and returns one row per job with ``pred_<column>_p<level>`` columns, e.g.
 ``pred_elapsed_s_p90``, ``pred_mem_peak_bytes_p99``, ``pred_cpus_used_p50``.  A job gets NaN where it
 was not predicted: it is not eligible for the target (never ran, unknown use, no GPU), or it was
-submitted during the burn-in (before ``warmup_days`` of history and the first calibrated week).  On a
-single month with the defaults (7 days of warm-up, weekly folds) that is the first two weeks: about half
-the generated month's jobs get predictions; give the table earlier months to cover all of it.
+submitted during the warm-up (the first ``warmup_days``).  The first week after it has no out-of-sample
+predictions to calibrate on yet, so it is calibrated by a split of its own history (``split_calibration``:
+a model fitted on the first 70 % of the jobs that ended before the origin, residuals on the rest).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def level_label(level: float) -> str:
 
 def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, model: str = "lightgbm",
                min_jobs: int = 500, n_estimators: int = 100, num_threads: int = 1, random_state: int = 0,
-               warmup_days: float = 7.0, **rolling) -> pd.DataFrame:
+               warmup_days: float = 7.0, split_calibration: bool = True, **rolling) -> pd.DataFrame:
     """Per job (same order as ``jobs``): ``cluster``, ``job_id`` and the calibrated prediction per target and
     level.  Targets with fewer than ``min_jobs`` eligible jobs are left out."""
     levels = tuple(float(x) for x in levels)
@@ -40,7 +40,8 @@ def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, mod
             continue
         est = default_models(levels, target, n_estimators=n_estimators, num_threads=num_threads,
                              random_state=random_state, only=[model])
-        res = RollingForecaster(est, levels, warmup_days=warmup_days, **rolling).run(base, target)
+        res = RollingForecaster(est, levels, warmup_days=warmup_days, split_calibration=split_calibration,
+                                **rolling).run(base, target)
         got = res.jobs
         stem = TARGETS[target].column
         for lv in levels:

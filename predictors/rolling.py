@@ -3,7 +3,8 @@
 At each fold origin (weekly) the models are refitted (every ``retrain_every`` folds) on the jobs that
 ended before the origin, predict the jobs submitted in the following week, and the calibrated models
 are conformalised on the out-of-sample predictions of the trailing ``cal_days`` (jobs that ended before
-the origin), at levels adapted (``coverage_gain``, see ``conformal.adaptive_levels``) to the coverage already observed.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored.
+the origin), at levels adapted (``coverage_gain``, see ``conformal.adaptive_levels``) to the coverage already observed.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored
+(unless ``split_calibration``: then a model refitted on the first 70 % of the history calibrates them).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class RollingForecaster:
     def __init__(self, models: dict, levels=(0.5, 0.9, 0.99), *, calibrated=CALIBRATED, test_days: float = 7.0,
                  warmup_days: float = 28.0, retrain_every: int = 1, train_days: float | None = None,
                  cal_days: float = 91.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
-                 window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None):
+                 window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
+                 split_calibration: bool = False, split_fraction: float = 0.3):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -70,6 +72,21 @@ class RollingForecaster:
         self.window = window
         self.gpu_memory_bytes = gpu_memory_bytes
         self.start_s = start_s
+        self.split_calibration = split_calibration
+        self.split_fraction = split_fraction
+
+    def _split(self, X, y, end, submit, origin, names) -> tuple[np.ndarray, dict]:
+        """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
+        before the last ``split_fraction`` of the history window, predict the jobs submitted in it (and ended
+        before the origin).  Residuals of that weaker model make the shift conservative."""
+        first = np.nanmin(submit)
+        cut = origin - self.split_fraction * (origin - first)
+        tr = end < cut
+        cm = (submit >= cut) & (end < origin)
+        if tr.sum() < self.min_train or cm.sum() < self.min_cal:
+            return np.zeros(len(y), dtype=bool), {}
+        Xc = X.iloc[np.flatnonzero(cm)]
+        return cm, {m: self.models[m].clone().fit(X[tr], y[tr]).predict(Xc) for m in names}
 
     def run(self, jobs: pd.DataFrame, target: str) -> RollingResult:
         spec = get_target(target)
@@ -123,6 +140,10 @@ class RollingForecaster:
             test = np.flatnonzero((fold == k) & predicted)
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
+            cal_raw = {m: raw[m][cm] for m in cal}
+            if len(test) and cm.sum() < self.min_cal and self.split_calibration:
+                cm, cal_raw = self._split(X, y, end, submit, o, cal)
+                rows[k]["cal_jobs"] = int(cm.sum())
             if not len(test) or cm.sum() < self.min_cal:
                 continue
             scored[test] = True
@@ -132,7 +153,7 @@ class RollingForecaster:
                     seen = np.isfinite(P[:, 0]) & (end < o)
                     eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
                     c = ConformalCalibrator(levels, log_offset=spec.log_offset, cap=cap)
-                    c.fit(raw[m][cm], y[cm], req[cm], effective_levels=eff)
+                    c.fit(cal_raw[m], y[cm], req[cm], effective_levels=eff)
                     P[test] = c.transform(raw[m][test], req[test])
         out["scored"] = scored
         cols = {}

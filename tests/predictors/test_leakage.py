@@ -59,7 +59,8 @@ def _models():
 
 
 def _rolling(jobs):
-    f = RollingForecaster(_models(), (0.5, 0.9), warmup_days=3, test_days=1, cal_days=3, min_cal=50)
+    f = RollingForecaster(_models(), (0.5, 0.9), warmup_days=3, test_days=1, cal_days=3, min_cal=50,
+                          split_calibration=True)
     out = f.run(jobs, "memory").jobs
     return out[["submit_s", "scored", "last_two@0.5", "lightgbm@0.5", "lightgbm@0.9", "lightgbm_raw@0.9",
                 "lightgbm_nocap@0.9"]]
