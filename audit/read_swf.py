@@ -84,6 +84,8 @@ def _numbers(lines: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
                           engine="c")
         if len(num) == len(lines):
             missing = num.isna().to_numpy()
+            if not missing.any():
+                return num, np.full(len(lines), len(FIELDS))
             trailing = np.cumprod(missing[:, ::-1], axis=1).sum(axis=1)  # only missing tokens can be NaN here
             return num, len(FIELDS) - trailing
     except ValueError:

@@ -6,6 +6,7 @@ Every reader returns a frame with exactly these columns, in this order, through
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 UTC_NS = "datetime64[ns, UTC]"
@@ -132,12 +133,12 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
 
 def caveats_from_masks(n: int, masks: dict) -> pd.Series:
     """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply)."""
-    out = pd.Series([""] * n, dtype=object)
+    out = np.full(n, "", dtype=object)
     for code, mask in masks.items():
         if code not in CAVEATS:
             raise KeyError(f"undocumented caveat code {code!r}")
         m = pd.Series(mask, copy=False).fillna(False).to_numpy(dtype=bool)
         if m.any():
-            out[m] = out[m] + ";" + code
-    out = out.str.lstrip(";")
-    return out.where(out != "", None).astype("string")
+            cur = out[m]
+            out[m] = np.where(cur == "", code, cur + ";" + code)
+    return pd.Series(np.where(out == "", None, out), dtype="string")
