@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,29 +28,23 @@ class IngestResult:
     nodes: pd.DataFrame | None = None
 
 
+#: accounting format → (module, reader function); imported on first use
+READERS = {
+    "sacct": ("audit.read_sacct", "read_sacct"),
+    "sacct-json": ("audit.read_sacct_json", "read_sacct_json"),
+    "swf": ("audit.read_swf", "read_swf"),
+    "k8s-pods": ("audit.read_k8s_pods", "read_k8s_pods"),
+    "alibaba-pods": ("audit.read_alibaba", "read_alibaba_pods"),
+}
+
+
 def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
     """Dispatch one file to its ``read_<source>()``."""
-    if fmt == "sacct":
-        from .read_sacct import read_sacct
-
-        return read_sacct(path, cluster=cluster, timezone=timezone)
-    if fmt == "sacct-json":
-        from .read_sacct_json import read_sacct_json
-
-        return read_sacct_json(path, cluster=cluster)
-    if fmt == "swf":
-        from .read_swf import read_swf
-
-        return read_swf(path, cluster=cluster)
-    if fmt == "k8s-pods":
-        from .read_k8s_pods import read_k8s_pods
-
-        return read_k8s_pods(path, cluster=cluster)
-    if fmt == "alibaba-pods":
-        from .read_alibaba import read_alibaba_pods
-
-        return read_alibaba_pods(path, cluster=cluster)
-    raise InputError(f"{path}: no reader for format {fmt!r}")
+    if fmt not in READERS:
+        raise InputError(f"{path}: no reader for format {fmt!r}")
+    module, name = READERS[fmt]
+    reader = getattr(importlib.import_module(module), name)
+    return reader(path, cluster=cluster, timezone=timezone) if fmt == "sacct" else reader(path, cluster=cluster)
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",

@@ -9,6 +9,7 @@ when a sink file is given (each file's samples are appended to it and dropped).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,24 +25,21 @@ from .telemetry_table import TELEMETRY_COLUMNS, TelemetryResult, concat_telemetr
 SAMPLE_FORMATS = ("prometheus-json", "prometheus-text", "cgroup-ttar", "alibaba-genai")
 
 
+#: telemetry format → (module, reader function); imported on first use
+TELEMETRY_READERS = {
+    "prometheus-json": ("audit.read_prometheus", "read_prometheus"),
+    "prometheus-text": ("audit.read_prometheus", "read_prometheus"),
+    "gpu-index": ("audit.telemetry_holds", "read_gpu_index"),
+    "cgroup-ttar": ("audit.read_cgroup", "read_cgroup"),
+    "alibaba-genai": ("audit.read_alibaba", "read_alibaba_genai"),
+}
+
+
 def read_telemetry_file(path: Path, kind: str, *, cluster: str | None = None) -> TelemetryResult:
-    if kind in ("prometheus-json", "prometheus-text"):
-        from .read_prometheus import read_prometheus
-
-        return read_prometheus(path, cluster=cluster)
-    if kind == "gpu-index":
-        from .telemetry_holds import read_gpu_index
-
-        return read_gpu_index(path, cluster=cluster)
-    if kind == "cgroup-ttar":
-        from .read_cgroup import read_cgroup
-
-        return read_cgroup(path, cluster=cluster)
-    if kind == "alibaba-genai":
-        from .read_alibaba import read_alibaba_genai
-
-        return read_alibaba_genai(path, cluster=cluster)
-    raise ValueError(f"{path}: no telemetry reader for {kind!r}")
+    if kind not in TELEMETRY_READERS:
+        raise ValueError(f"{path}: no telemetry reader for {kind!r}")
+    module, name = TELEMETRY_READERS[kind]
+    return getattr(importlib.import_module(module), name)(path, cluster=cluster)
 
 
 def read_nodes_file(path: Path, kind: str, *, cluster: str | None = None):
