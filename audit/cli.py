@@ -112,6 +112,34 @@ def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_in
         click.echo(str(path))
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--policy", default="easy", show_default=True,
+              type=click.Choice(["fifo", "easy", "conservative", "fairshare", "budget"]))
+@click.option("--procs", default=None, type=click.IntRange(min=1),
+              help="One pool of P processors (SWF traces); otherwise the cluster shape's nodes.")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Cluster shape TOML (default: one found among the inputs or in the store).")
+@click.option("--out", default=None, type=click.Path(path_type=Path), help="Write DIR/replay/jobs.parquet and metrics.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as one JSON object.")
+def simulate(paths, policy, procs, cluster_shape, out, as_json) -> None:
+    """Replay a trace or an ingested store on the cluster model under one scheduling policy."""
+    import json
+
+    from .replay import simulate as run_simulate
+
+    try:
+        m = run_simulate(paths, policy=policy, procs=procs, cluster_shape=cluster_shape, out=out)
+    except (InputError, ValueError) as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(json.dumps(m, indent=2, sort_keys=True, default=str))
+        return
+    click.echo(f"{m['policy']}: {m['jobs']:,} jobs, mean wait {m['mean_wait_s']:,.1f} s, median "
+               f"{m['median_wait_s']:,.1f} s, p95 {m['p95_wait_s']:,.1f} s, bounded slowdown "
+               f"{m['mean_bounded_slowdown']:,.2f}, makespan {m['makespan_s'] / 3600:,.1f} h; dropped {m['dropped']}")
+
+
 def _register_subgroups() -> None:
     """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
     from predictors.cli import predict
