@@ -2,23 +2,46 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
+MAX_FILES = 15
+
 
 def ingest_summary(result) -> str:
     jobs, ledger = result.jobs, result.ledger
     t = ledger["totals"]
+    files = ledger["files"]
     lines = [f"store: {result.out}"]
-    for f in ledger["files"]:
+    from .detect import READABLE
+
+    accounting = [f for f in files if f["format"] in READABLE]
+    for f in accounting[:MAX_FILES]:
         mark = "ok" if f["balanced"] else "UNBALANCED"
         lines.append(f"  {f['file']} [{f['format']}] read {f['read']:,} = used {f['used']:,} + folded "
                      f"{f['folded']:,} + quarantined {f['quarantined']:,} ({mark}); jobs {f['jobs_emitted']:,}")
-    for s in ledger.get("skipped_files", []):
-        lines.append(f"  {s['file']} skipped (detected {s['detected']}: no accounting records)")
-    lines.append(f"files: {len(ledger['files'])}  jobs: {len(jobs):,}  quarantined lines: {t.get('quarantined', 0):,}")
+    if len(accounting) > MAX_FILES:
+        unbalanced = sum(not f["balanced"] for f in accounting[MAX_FILES:])
+        lines.append(f"  … and {len(accounting) - MAX_FILES} more accounting files ({unbalanced} unbalanced)")
+    others: dict = {}
+    for f in files:
+        if f["format"] not in READABLE:
+            agg = others.setdefault(f["format"], {"files": 0, "read": 0, "quarantined": 0, "unbalanced": 0})
+            agg["files"] += 1
+            agg["read"] += f["read"]
+            agg["quarantined"] += f["quarantined"]
+            agg["unbalanced"] += not f["balanced"]
+    for fmt, agg in sorted(others.items()):
+        mark = "ok" if not agg["unbalanced"] else f"{agg['unbalanced']} UNBALANCED"
+        lines.append(f"  {agg['files']} {fmt} files: read {agg['read']:,}, quarantined {agg['quarantined']:,} ({mark})")
+    skipped = ledger.get("skipped_files", [])
+    if skipped:
+        lines.append(f"  {len(skipped)} files without accounting records skipped (listed in ledger.json)")
+    lines.append(f"files: {len(files)}  jobs: {len(jobs):,}  quarantined lines: {t.get('quarantined', 0):,}"
+                 + (f"  fields set aside: {t['fields_quarantined']:,}" if t.get("fields_quarantined") else ""))
     if len(jobs):
-        start = jobs["submit_time"].min()
-        end = jobs["end_time"].max()
-        lines.append(f"span: {start:%Y-%m-%d %H:%M} .. {end:%Y-%m-%d %H:%M} UTC" if start is not None and end is not None
-                     and str(start) != "NaT" and str(end) != "NaT" else "span: unknown")
-    if t.get("quarantined"):
-        lines.append(f"see {result.out}/quarantine.csv for the quarantined lines (file, line, field, reason)")
+        start, end = jobs["submit_time"].min(), jobs["end_time"].max()
+        known = not (pd.isna(start) or pd.isna(end))
+        lines.append(f"span: {start:%Y-%m-%d %H:%M} .. {end:%Y-%m-%d %H:%M} UTC" if known else "span: unknown")
+    if t.get("quarantined") or t.get("fields_quarantined"):
+        lines.append(f"see {result.out}/quarantine.csv for what was set aside (file, line, field, reason)")
     return "\n".join(lines)
