@@ -49,8 +49,8 @@ def occupancy_section(summary: dict) -> dict | None:
         return None
     rows = [[p, d.get("core_hours_alloc"), d.get("cpu_occupancy"), d.get("cpu_utilisation"), d.get("gpu_hours_alloc"),
              d.get("gpu_occupancy"), d.get("gpu_utilisation")] for p, d in sorted(parts.items())]
-    intro = ("Occupancy is what was allocated out of the partition's capacity; utilisation is what was used of what "
-             f"was allocated (jobs with known use). Period: {occ.get('hours')} hours.")
+    intro = ("Occupancy (occ.) is what was allocated out of the partition's capacity; utilisation (util.) is what was "
+             f"used of what was allocated (jobs with known use). Period: {occ.get('hours')} hours.")
     if occ.get("cpu_occupancy") is not None:
         intro += f" Whole cluster: CPU occupancy {occ['cpu_occupancy']:.1%}"
         if occ.get("gpu_occupancy") is not None:
@@ -58,8 +58,8 @@ def occupancy_section(summary: dict) -> dict | None:
         intro += "."
     return {"title": "Occupancy and utilisation", "intro": intro, "tables": [{
         "caption": "By partition (ratios 0–1)",
-        "columns": ["partition", "core-h allocated", "CPU occupancy", "CPU utilisation", "GPU-h allocated",
-                    "GPU occupancy", "GPU utilisation"], "rows": rows}]}
+        "columns": ["partition", "core-h alloc.", "CPU occ.", "CPU util.", "GPU-h alloc.", "GPU occ.", "GPU util."],
+        "rows": rows}]}
 
 
 def top_n_section(top: dict) -> dict:
