@@ -37,7 +37,7 @@ def read_swf(path, *, cluster: str | None = None) -> ReadResult:
     ledger = FileLedger(file=name, format="swf")
     quarantine = Quarantine()
     lines = text.splitlines()
-    data = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith(";")]
+    data = [i for i, line in enumerate(lines) if (head := line.lstrip()) and head[0] != ";"]
     ledger.structural = len(lines) - len(data)
     ledger.read = len(data)
     header = _header(line for line in lines if line.lstrip()[:1] == ";")

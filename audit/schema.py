@@ -124,9 +124,7 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
             else:
                 s = s.astype(dtype)
         else:
-            s = pd.Series(pd.array([None] * n, dtype=dtype if dtype != UTC_NS else "object"))
-            if dtype == UTC_NS:
-                s = pd.to_datetime(s, utc=True).astype(UTC_NS)
+            s = pd.Series(pd.NaT if dtype == UTC_NS else pd.NA, index=pd.RangeIndex(n), dtype=dtype)
         out[col] = s.reset_index(drop=True)
     return pd.DataFrame(out)
 
