@@ -352,39 +352,40 @@ class _Usage:
     """CPU counters and memory gauges per job, and the per-job table."""
 
     @staticmethod
-    def cpu_used(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
-        out = np.full(n, np.nan)
-        for metric in CPU_SOURCES:
-            m = _usable(tel, metric) & (direct >= 0)
-            if not m.any():
-                continue
-            sub = tel[m]
-            codes, _ = pd.factorize(series_codes(sub) * np.int64(len(direct) + 1) + direct[m])
-            inc = counter_increase(codes, _epoch(sub["time"]), sub["value"].to_numpy(dtype="float64"))
-            series_row = np.zeros(len(inc), dtype=np.int64)
-            series_row[codes] = direct[m]
-            total = np.bincount(series_row, weights=inc, minlength=n)
-            seen = np.bincount(series_row, minlength=n) > 0
-            out = np.where(np.isnan(out) & seen, total, out)
-        return out
+    def _per_job(tel: pd.DataFrame, direct: np.ndarray, n: int, sources, series_total) -> np.ndarray:
+        """For the first source metric that covers a job: ``series_total`` per series, summed per job.
 
-    @staticmethod
-    def mem_peak(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
+        ``series_total(sub, codes, n_series)`` reduces the samples of each series (``codes``) to one value.
+        """
         out = np.full(n, np.nan)
-        for metric in MEM_SOURCES:
+        for metric in sources:
             m = _usable(tel, metric) & (direct >= 0)
             if not m.any():
                 continue
             sub = tel[m]
             codes, uni = pd.factorize(series_codes(sub) * np.int64(len(direct) + 1) + direct[m])
-            acc = Accumulator(len(uni))
-            acc.add(codes.astype(np.int64), sub["value"].to_numpy(dtype="float64"))
             series_row = np.zeros(len(uni), dtype=np.int64)
             series_row[codes] = direct[m]
-            _, _, psum, _ = group_reduce(series_row, n, acc.count, acc.sum, acc.max)
+            total = np.bincount(series_row, weights=series_total(sub, codes, len(uni)), minlength=n)
             seen = np.bincount(series_row, minlength=n) > 0
-            out = np.where(np.isnan(out) & seen, psum, out)
+            out = np.where(np.isnan(out) & seen, total, out)
         return out
+
+    @staticmethod
+    def cpu_used(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
+        """CPU seconds per job: each counter series' increase (resets handled), summed over its series."""
+        return _Usage._per_job(tel, direct, n, CPU_SOURCES, lambda sub, codes, k: counter_increase(
+            codes, _epoch(sub["time"]), sub["value"].to_numpy(dtype="float64")))
+
+    @staticmethod
+    def mem_peak(tel: pd.DataFrame, direct: np.ndarray, n: int) -> np.ndarray:
+        """Peak memory per job: each gauge series' maximum, summed over the job's series."""
+        def series_max(sub, codes, k):
+            acc = Accumulator(k)
+            acc.add(codes.astype(np.int64), sub["value"].to_numpy(dtype="float64"))
+            return np.where(np.isfinite(acc.max), acc.max, 0.0)
+
+        return _Usage._per_job(tel, direct, n, MEM_SOURCES, series_max)
 
     # -- per-job table and the job table's update --------------------------------------------------------
     @staticmethod
