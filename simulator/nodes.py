@@ -1,15 +1,15 @@
 """Resource model of a cluster of nodes with CPUs, memory and GPUs (see :mod:`simulator.pool` for the algebra).
 
 A free state is a (3, nodes) int64 array (rows: CPUs, memory bytes, GPUs); an allocation is
-``(node indices, per-node need as a column)`` as arrays, followed by the same two as a Python list
-and tuple (for loops that read them one by one).
+``(node indices, per-node need as a column)`` as arrays (the index is a plain int for one node),
+followed by the same two as a Python list and tuple (for loops that read them one by one).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .placement import FIT_RULES, TOPOLOGY_RULES, candidates, place
+from .placement import FIT_RULES, TOPOLOGY_RULES, candidates, first_candidate, place
 from .records import Cluster
 
 
@@ -17,7 +17,8 @@ class NodeRequest:
     """A per-node request for ``nodes`` nodes within the nodes ``allowed`` by its partition (the
     range ``[lo, hi)``, further restricted by ``mask`` when the partition is not a range)."""
 
-    __slots__ = ("nodes", "need", "allowed", "total", "need_t", "allowed_list", "lo", "hi", "mask", "part")
+    __slots__ = ("nodes", "need", "allowed", "total", "need_t", "allowed_list", "lo", "hi", "mask", "part", "col",
+                 "ever")
 
     def __init__(self, nodes: int, need: np.ndarray, part: Span):
         self.nodes = nodes
@@ -28,6 +29,8 @@ class NodeRequest:
         self.need_t = tuple(int(x) for x in need)
         self.allowed_list = part.allowed_list
         self.lo, self.hi, self.mask = part.lo, part.hi, part.mask
+        self.col = need[:, None]
+        self.ever = None  # whether it fits the empty cluster (known once asked)
 
 
 class Span:
@@ -107,12 +110,17 @@ class NodeModel:
         return req
 
     def ever_fits(self, req: NodeRequest) -> bool:
-        return self.fits(self.capacity, req) is not None
+        if req.ever is None:
+            req.ever = self.fits(self.capacity, req) is not None
+        return req.ever
 
     def fits(self, free: np.ndarray, req: NodeRequest):
+        if req.nodes == 1 and self.fit == "first":  # the lowest-numbered fitting node, whatever the topology
+            k = first_candidate(free, req.need_t, req.lo, req.hi, req.mask)
+            return None if k < 0 else (k, req.col, [k], req.need_t)
         idx = place(free, req.need_t, req.nodes, req.lo, req.hi, req.mask, self.switch, self.capacity, self.fit,
                     self.topology)
-        return None if idx is None else (idx, req.need[:, None], idx.tolist(), req.need_t)
+        return None if idx is None else (idx, req.col, idx.tolist(), req.need_t)
 
     def count_fitting(self, free: np.ndarray, req: NodeRequest) -> int:
         """How many allowed nodes could each hold the per-node need."""
@@ -120,12 +128,32 @@ class NodeModel:
 
     @staticmethod
     def take(free: np.ndarray, alloc) -> np.ndarray:
-        free[:, alloc[0]] -= alloc[1]
+        nodes = alloc[2]
+        if len(nodes) == 1:  # item by item: cheaper than fancy indexing for one node
+            k = nodes[0]
+            c, m, g = alloc[3]
+            free[0, k] -= c
+            if m:
+                free[1, k] -= m
+            if g:
+                free[2, k] -= g
+        else:
+            free[:, alloc[0]] -= alloc[1]
         return free
 
     @staticmethod
     def give(free: np.ndarray, alloc) -> np.ndarray:
-        free[:, alloc[0]] += alloc[1]
+        nodes = alloc[2]
+        if len(nodes) == 1:
+            k = nodes[0]
+            c, m, g = alloc[3]
+            free[0, k] += c
+            if m:
+                free[1, k] += m
+            if g:
+                free[2, k] += g
+        else:
+            free[:, alloc[0]] += alloc[1]
         return free
 
     @staticmethod

@@ -28,6 +28,22 @@ def candidates(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndar
     return idx + lo if lo else idx
 
 
+def first_candidate(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> int:
+    """The lowest-numbered node of the partition with at least ``need`` free, or -1."""
+    if hi <= lo:
+        return -1
+    c, m, g = need
+    ok = free[0, lo:hi] >= c
+    if m:
+        ok &= free[1, lo:hi] >= m
+    if g:
+        ok &= free[2, lo:hi] >= g
+    if mask is not None:
+        ok &= mask[lo:hi]
+    k = int(ok.argmax())
+    return k + lo if ok[k] else -1
+
+
 def leftover_score(free: np.ndarray, need: tuple, capacity: np.ndarray, cand: np.ndarray) -> np.ndarray:
     """Best-fit score: the sum over resources of the share of the node left free after placing."""
     cap = capacity[:, cand]

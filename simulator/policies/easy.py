@@ -283,7 +283,7 @@ def _fits_on(r, rows) -> bool:
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again, and a request
-    larger than the most any node had free at the start of the pass is skipped.  Across passes (``memo``): a job that did not
+    larger than the most any node has free is skipped.  Across passes (``memo``): a job that did not
     fit stays unable to fit until resources come back on a node of its partition, so it is skipped
     while its partition has had no release, and a one-node job is then looked for only on the nodes
     released since (free resources elsewhere only shrank)."""
@@ -293,28 +293,32 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     est = ctx.est
     now = ctx.now
     notes = ctx.pass_notes
-    free = ctx.free
     failed = set()
     failed_extra = set()
-    mc, mm, mg = free.max(axis=1).tolist()
+    bound = None  # the most any node has free (read at first need: free only shrinks within a pass)
+    rows = None  # (node, free) on the nodes released since the last pass (read at first need, likewise)
+    xrows = ()
     if memo is not None:
         marks = memo["marks"]
-        touched = [False] * len(model.part_id)
-        node_parts = model.node_parts
         released = ctx.released
         nodes = set()
         for k in range(memo["releases"], len(released)):
             nodes.update(released[k][2])
+        touched = [False] * len(model.part_id)
+        node_parts = model.node_parts
         for node in nodes:
             for part in node_parts[node]:
                 touched[part] = True
         nodes = sorted(nodes)
-        rows = list(zip(nodes, free[:, nodes].T.tolist(), strict=True)) if nodes else []
         xmarks = memo["xmarks"]
         if memo.get("xgen") is not extra:
             xmarks.clear()  # a new reservation: nothing is known about its extra
             memo["xgen"] = extra
-        xrows = list(zip(nodes, np.minimum(free[:, nodes], extra[:, nodes]).T.tolist(), strict=True)) if nodes else []
+        if xmarks and nodes:
+            # the extra at the start of the pass (a job examined later must not see it shrunk by
+            # this pass's starts: its note would differ from a full examination's)
+            free = ctx.free
+            xrows = list(zip(nodes, np.minimum(free[:, nodes], extra[:, nodes]).T.tolist(), strict=True))
     started = []
     broke = False
     if memo is not None and marks:
@@ -329,35 +333,50 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         late = now + est[i] > shadow
         if memo is not None:
             if i in marks:  # did not fit at the last pass (its partition has had a release)
-                if r.nodes == 1 and not _fits_on(r, rows):
-                    continue
+                if r.nodes == 1:
+                    if rows is None:
+                        # now rather than at the start of the pass: a job that no longer fits on
+                        # these nodes fits nowhere, and the full examination would say the same
+                        rows = list(zip(nodes, ctx.free[:, nodes].T.tolist(), strict=True)) if nodes else []
+                    if not _fits_on(r, rows):
+                        continue
                 marks.discard(i)
             elif late and i in xmarks and r.nodes == 1 and not _fits_on(r, xrows):
                 notes[i] = RESERVATION  # did not fit in the extra at the last pass
                 continue
         key = id(r)
-        if key in failed or nc > mc or nm > mm or ng > mg:
+        if bound is None:
+            bound = ctx.free.max(axis=1).tolist()
+        if key in failed or nc > bound[0] or nm > bound[1] or ng > bound[2]:
             if memo is not None:
                 marks.add(i)
             continue
-        a = fits(ctx.free, r)
-        if a is None:
-            failed.add(key)
-            if memo is not None:
-                marks.add(i)
-            continue
-        if late:
-            if key in failed_extra:
-                notes[i] = RESERVATION
-                continue
+        # a late job must fit within the extra; what fits there fits the free state too, so that is
+        # tried first and the free state only when it fails (to tell "no room" from "reservation")
+        if late and key not in failed_extra:
             a = fits(np.minimum(ctx.free, extra), r)
             if a is None:
+                if fits(ctx.free, r) is None:
+                    failed.add(key)
+                    if memo is not None:
+                        marks.add(i)
+                    continue
                 failed_extra.add(key)
                 notes[i] = RESERVATION
                 if memo is not None:
                     xmarks.add(i)
                 continue
             extra = model.take(extra, a)
+        else:
+            a = fits(ctx.free, r)
+            if a is None:
+                failed.add(key)
+                if memo is not None:
+                    marks.add(i)
+                continue
+            if late:  # its shape already failed within the extra this pass
+                notes[i] = RESERVATION
+                continue
         ctx.start(i, a)
         started.append(pos)
         if model.empty(ctx.free):
