@@ -139,9 +139,14 @@ def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
         shadow, extra = _generic_reservation(ctx, head, release_ties)
     else:
         shadow, extra = _node_reservation(ctx, head, release_ties)
-    allowed = ctx.req[head].allowed
-    if not allowed.all():
-        extra[:, ~allowed] = model.capacity[:, ~allowed]
+    r = ctx.req[head]
+    cap = model.capacity
+    if r.mask is not None:
+        outside = ~r.mask
+        extra[:, outside] = cap[:, outside]
+    else:  # a range of nodes: the rest lies on either side
+        extra[:, : r.lo] = cap[:, : r.lo]
+        extra[:, r.hi :] = cap[:, r.hi :]
     return shadow, extra
 
 
@@ -174,16 +179,12 @@ def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
     ready = model.count_fitting(free, r)
     f = {}
     shadow = math.inf
-    running = ctx.running
+    need = r.nodes
     alloc = ctx.alloc
-    n = len(running)
-    k = 0
-    while k < n:
-        e, _, j = running[k]
-        if ready >= r.nodes and not (release_ties and e == shadow):
+    for e, _, j in ctx.running:
+        if ready >= need and not (release_ties and e == shadow):
             break
         a = alloc[j]
-        a0, a1, a2 = a[3]
         for node in a[2]:
             if not allowed[node]:
                 continue
@@ -191,17 +192,17 @@ def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
             if v is None:
                 v = f[node] = free[:, node].tolist()
             was = v[0] >= nc and v[1] >= nm and v[2] >= ng
+            a0, a1, a2 = a[3]
             v[0] += a0
             v[1] += a1
             v[2] += a2
             if not was and v[0] >= nc and v[1] >= nm and v[2] >= ng:
                 ready += 1
-        k += 1
-        if ready >= r.nodes and shadow == math.inf:
+        if ready >= need and shadow == math.inf:
             shadow = e
     at_shadow = free.copy()
-    for node, v in f.items():
-        at_shadow[:, node] = v
+    if f:
+        at_shadow[:, list(f)] = np.array(list(f.values()), dtype=np.int64).T
     if shadow == math.inf:
         return shadow, at_shadow
     return shadow, model.take(at_shadow, model.fits(at_shadow, r))
