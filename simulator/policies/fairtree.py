@@ -65,6 +65,7 @@ class FairTree:
         self.leaves: dict = {}       # (account, user) → node
         self.last_decay = None
         self._matrix = None
+        self._plan = None
 
     # ---- building ---------------------------------------------------------------------------
     def _node(self, key: str, parent: int, is_user: bool) -> int:
@@ -80,6 +81,7 @@ class FairTree:
             self.ancestors.append([*self.ancestors[parent], k])
             self.usage = np.append(self.usage, 0.0)
             self._matrix = None
+            self._plan = None
         return k
 
     def leaf(self, account: str, user: str) -> int:
@@ -131,39 +133,72 @@ class FairTree:
         return {self.names[k]: f for k, f in self.node_factors().items()}
 
     def node_factors(self) -> dict:
-        """User node → fair-share factor."""
-        ranked: list = []  # groups of user nodes sharing a rank, in visiting order
-        self._walk(0, ranked, self.usage.tolist())
-        total = sum(len(g) for g in ranked)
+        """User node → fair-share factor: users are ranked in visiting order, a group of tied
+        siblings sharing the rank of its first member."""
+        kids, level = self._visiting_order()
+        first, users = self._layout()[4:]
+        is_user = self.is_user
         out = {}
-        rank = total
-        for group in ranked:
-            for k in group:
-                out[k] = rank / total
-            rank -= len(group)
+        rank = users  # the rank of the group being filled
+        size = 0  # its members so far
+        last = None
+        stack = [(first[0], first[1])]
+        while stack:
+            pos, end = stack.pop()
+            while pos < end:
+                kid = kids[pos]
+                if is_user[kid]:
+                    if size and level[pos] != last:
+                        rank -= size
+                        size = 0
+                    out[kid] = rank / users
+                    size += 1
+                    last = level[pos]
+                    pos += 1
+                else:  # an account: its subtree is visited before the siblings that follow it
+                    rank -= size
+                    size = 0
+                    stack.append((pos + 1, end))
+                    pos, end = first[kid], first[kid + 1]
+            rank -= size  # a group never spans two parents
+            size = 0
         return out
 
-    def _walk(self, node: int, ranked: list, usage: list) -> None:
-        kids = self.children[node]
-        if not kids:
-            return
-        lf = level_fairshare([self.share[k] for k in kids], [usage[k] for k in kids])
-        names = self.names
-        order = sorted(range(len(kids)), key=lambda j: (-lf[j], names[kids[j]]))
-        pending: list = []
-        last = None
-        for j in order:
-            kid = kids[j]
-            if self.is_user[kid]:
-                if pending and lf[j] != last:
-                    ranked.append(pending)
-                    pending = []
-                pending.append(kid)
-                last = lf[j]
-            else:
-                if pending:
-                    ranked.append(pending)
-                    pending = []
-                self._walk(kid, ranked, usage)
-        if pending:
-            ranked.append(pending)
+    def _layout(self) -> tuple:
+        """What the walk needs of the tree's shape, kept until it grows: each non-root node's parent,
+        share of its siblings' shares, Level Fairshare without usage, and name rank (arrays over nodes
+        1…), where each node's children start in the parent-major order (``first[p]`` to
+        ``first[p + 1]``), and how many users there are."""
+        if self._plan is None:
+            n = len(self.names)
+            parent = np.array([path[-2] for path in self.ancestors[1:]], dtype=np.int64)
+            frac = np.zeros(n - 1)
+            idle = np.zeros(n - 1)
+            for kids in self.children:
+                if not kids:
+                    continue
+                total = sum([self.share[k] for k in kids]) or 1.0
+                for k in kids:
+                    frac[k - 1] = self.share[k] / total
+                    idle[k - 1] = math.inf if self.share[k] > 0 else 0.0
+            rank = np.empty(n, dtype=np.int64)
+            rank[sorted(range(n), key=self.names.__getitem__)] = np.arange(n)
+            first = [0] * (n + 1)
+            for k in range(n):
+                first[k + 1] = first[k] + len(self.children[k])
+            self._plan = (parent, frac, idle, rank[1:], first, sum(self.is_user))
+        return self._plan
+
+    def _visiting_order(self) -> tuple:
+        """Every non-root node grouped by parent, siblings from the highest Level Fairshare ``S / U``
+        to the lowest (ties by name), as lists of nodes and of their Level Fairshare.  The same
+        arithmetic as :func:`level_fairshare`: sibling usage is summed in child order (``bincount``
+        adds in index order, and children are numbered in the order they were added)."""
+        parent, frac, idle, rank = self._layout()[:4]
+        usage = self.usage[1:]
+        sibling_usage = np.bincount(parent, weights=usage, minlength=len(self.names))[parent]
+        live = (usage > 0) & (sibling_usage > 0)
+        level = idle.copy()
+        level[live] = frac[live] / (usage[live] / sibling_usage[live])
+        order = np.lexsort((rank, -level, parent))
+        return (order + 1).tolist(), level[order].tolist()

@@ -11,6 +11,8 @@ the earlier queue time, then the lower job number.
 
 from __future__ import annotations
 
+from bisect import insort
+
 import numpy as np
 
 from .fairtree import FairTree
@@ -110,11 +112,22 @@ class Multifactor:
             self.last_calc = ctx.now
             for i in q:
                 key[i] = (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i])
-        else:
-            for i in q:
-                if key[i] is None:
-                    key[i] = (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i])
-        q.sort(key=key.__getitem__)
+            q.sort(key=key.__getitem__)
+            return
+        # between recalculations the queue stays sorted but for the jobs added since the last pass,
+        # which the engine appends (only they have no key yet): place each by bisection, after any
+        # equal key, as the stable sort would
+        n = len(q)
+        k = n
+        while k and key[q[k - 1]] is None:
+            k -= 1
+        if k == n:
+            return
+        new = q[k:]
+        del q[k:]
+        for i in new:
+            key[i] = (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i])
+            insort(q, i, key=key.__getitem__)
 
     def requeued(self, ctx, i: int) -> None:
         self.key[i] = None
