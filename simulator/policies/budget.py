@@ -20,6 +20,8 @@ their progress and pay the simulator's restart cost (``restart_cost_s``).  Usage
 from __future__ import annotations
 
 import math
+from array import array
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -61,6 +63,8 @@ class Budget:
         self.exposed: set = set()
         #: running budgeted jobs holding GPUs (the only running jobs that use budget)
         self.charging: set = set()
+        #: attempts of budgeted jobs that held GPUs, as they ended: end, start, GPUs, project
+        self.ended = (array("d"), array("d"), array("d"), array("q"))
         self.cls = {}
         self.key = [None] * ctx.n
         self._easy.reset(ctx)
@@ -83,20 +87,18 @@ class Budget:
     # ---- usage over the window ------------------------------------------------------------
     def window_usage(self, ctx) -> dict:
         """GPU-seconds each project's budgeted jobs held within the last ``window_s`` (vectorised:
-        the attempt log is in end-time order, so the window is a suffix of it)."""
+        attempts that held GPUs are logged as they end, so the window is a suffix of that log)."""
         now = ctx.now
         lo = now - self.window_s
-        log = ctx.log
         total = np.zeros(len(self.projects))
-        if len(log):
-            end = np.frombuffer(log.end, dtype=np.float64)
+        ended = self.ended
+        if len(ended[0]):
+            end = np.frombuffer(ended[0], dtype=np.float64)
             k0 = int(np.searchsorted(end, lo, side="right"))
-            job = np.frombuffer(log.job, dtype=np.int64)[k0:]
-            keep = self.budgeted[job]
-            gpus = np.frombuffer(log.gpus, dtype=np.int64)[k0:]
-            start = np.frombuffer(log.start, dtype=np.float64)[k0:]
-            held = np.where(keep, gpus * (end[k0:] - np.maximum(start, lo)), 0.0)
-            total += np.bincount(self.project[job], weights=held, minlength=len(total))
+            start = np.frombuffer(ended[1], dtype=np.float64)[k0:]
+            gpus = np.frombuffer(ended[2], dtype=np.float64)[k0:]
+            held = gpus * (end[k0:] - np.maximum(start, lo))
+            total += np.bincount(np.frombuffer(ended[3], dtype=np.int64)[k0:], weights=held, minlength=len(total))
         if self.charging:
             idx = np.fromiter(self.charging, dtype=np.int64, count=len(self.charging))
             started = np.array([ctx.started[i] for i in idx.tolist()])
@@ -130,17 +132,32 @@ class Budget:
             self.last_calc = ctx.now
         self._easy.schedule(ctx)
         cls = self.cls
+        preempted = self.preemptions
         if self.preempt:
             self._preempt(ctx, q, cls)
         if self.over:
             key = self.key
-            for i in q:
-                if key[i] is not None and key[i][0] == OVER:
-                    ctx.note(i, BUDGET)
+            if self.preemptions == preempted:
+                # the queue is still in key order (starts only removed jobs): class OVER is one run
+                klass = _class_of(key)
+                block = q[bisect_left(q, OVER, key=klass):bisect_right(q, OVER, key=klass)]
+                ctx.pass_notes.update(dict.fromkeys(block, BUDGET))
+            else:  # preempted jobs were put back at the end
+                for i in q:
+                    if key[i] is not None and key[i][0] == OVER:
+                        ctx.note(i, BUDGET)
 
     def stopped(self, ctx, i: int, t: float) -> None:
         self.charging.discard(i)
         self.exposed.discard(i)
+        if self.budgeted[i]:
+            gpus = ctx.model.held(ctx.alloc[i])[2]
+            if gpus:
+                end, start, held, project = self.ended
+                end.append(t)
+                start.append(ctx.started[i])
+                held.append(gpus)
+                project.append(self.project[i])
 
     def requeued(self, ctx, i: int) -> None:
         self.key[i] = None
@@ -200,6 +217,11 @@ class _ByClass:
 
     def arrange(self, ctx) -> None:
         self.budget.arrange(ctx)
+
+
+def _class_of(key: list):
+    """``i`` → the budget class in its order key."""
+    return lambda i: key[i][0]
 
 
 class _Classes:
