@@ -118,6 +118,8 @@ class Context:
         self.model = model = sim.model()
         self.ever_fits = model.ever_fits
         self.free = model.initial()
+        #: CPUs and GPUs free in total (kept with each start and stop; see :meth:`exhausted`)
+        self.idle = model.idle(self.free)
         if isinstance(model, PoolModel):
             self.req = (take("nodes") * take("cpus")).tolist()
         else:
@@ -154,7 +156,7 @@ class Context:
         self.progress = [0.0] * n
         self.overhead = [0.0] * n
         self.state = ["PENDING"] * n
-        self.reason_counts: dict = {}  # job → [passes per reason], only for jobs ever noted
+        self.reason_counts = [[0] * n for _ in REASONS]  # per reason, per job: passes noted
         self.pass_notes: dict = {}
         owners = (self.policy, getattr(self.policy, "order", None))
         self.requeue_hooks = [h for h in (getattr(o, "requeued", None) for o in owners) if h is not None]
@@ -187,6 +189,7 @@ class Context:
         queued_at = self.queued_at
         enq_pass = self.enq_pass
         notes = self.pass_notes
+        tally = self.reason_counts
         while True:
             t = subs[k] if k < n else INF
             if ends and ends[0][0] < t:
@@ -220,19 +223,20 @@ class Context:
             self.passes = passes + 1
             schedule(self)
             if notes:
-                counts = self.reason_counts
                 for i, r in notes.items():
-                    c = counts.get(i)
-                    if c is None:
-                        c = counts[i] = [0, 0, 0, 0]
-                    c[r] += 1
+                    tally[r][i] += 1
                 notes.clear()
 
     # ---- actions for policies --------------------------------------------------------------
     def start(self, i: int, alloc) -> None:
         """Start job ``i`` now on ``alloc`` (which must fit the free state)."""
         now = self.now
-        self.free = self.model.take(self.free, alloc)
+        model = self.model
+        self.free = model.take(self.free, alloc)
+        cpus, _, gpus = model.held(alloc)
+        idle = self.idle
+        idle[0] -= cpus
+        idle[1] -= gpus
         self.attempts[i] += 1
         if self.first_start[i] != self.first_start[i]:
             self.first_start[i] = now
@@ -283,6 +287,11 @@ class Context:
         last note of a pass wins, and a job that starts in the pass is not counted."""
         self.pass_notes[i] = reason
 
+    def exhausted(self) -> bool:
+        """Whether no CPU and no GPU is free anywhere (``model.empty(free)``, without reading the state)."""
+        idle = self.idle
+        return not (idle[0] > 0 or idle[1] > 0)
+
     def wake_at(self, t: float) -> None:
         """Ask for a scheduling pass at time ``t``."""
         if t > self.now:
@@ -302,6 +311,9 @@ class Context:
         del running[pos]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
+        idle = self.idle
+        idle[0] += cpus
+        idle[1] += gpus
         self.log.append(i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i], alloc)
         self.alloc[i] = None
 

@@ -169,6 +169,11 @@ class NodeModel:
         return not (free[0].any() or free[2].any())
 
     @staticmethod
+    def idle(free: np.ndarray) -> list:
+        """[CPUs, GPUs] free in total."""
+        return [int(free[0].sum()), int(free[2].sum())]
+
+    @staticmethod
     def held(alloc) -> tuple:
         n = len(alloc[2])
         c, m, g = alloc[3]

@@ -3,7 +3,8 @@
 A *free state* is an ``int`` (free processors); an *allocation* is an ``int`` (processors held).
 All resource models offer the same small algebra, so scheduling policies are written once:
 ``fits(free, req)`` → allocation or ``None``; ``take``/``give`` return the new free state (a model
-with array states updates them in place); ``copy``; ``cap`` (the smaller of two states); ``empty``.
+with array states updates them in place); ``copy``; ``cap`` (the smaller of two states); ``empty``;
+``idle`` (CPUs and GPUs free in total).
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ class PoolModel:
     @staticmethod
     def empty(free: int) -> bool:
         return free <= 0
+
+    @staticmethod
+    def idle(free: int) -> list:
+        """[CPUs, GPUs] free in total."""
+        return [free, 0]
 
     @staticmethod
     def held(alloc: int) -> tuple:

@@ -91,9 +91,8 @@ class SimResult:
             return np.bincount(a_job[a_outcome == outcome], minlength=n)
 
         reasons = np.zeros((n, len(reasons_names)), dtype=np.int64)
-        if ctx.reason_counts:
-            noted = np.fromiter(ctx.reason_counts.keys(), dtype=np.int64, count=len(ctx.reason_counts))
-            reasons[noted] = np.array(list(ctx.reason_counts.values()), dtype=np.int64)
+        for k, counts in enumerate(ctx.reason_counts):
+            reasons[:, k] = counts
         waited = np.array(ctx.waited_passes, dtype=np.int64)
         state = np.array(ctx.state, dtype=str)
         pending = state == "PENDING"

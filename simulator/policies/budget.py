@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 
 import numpy as np
 
@@ -65,8 +65,9 @@ class Budget:
         self.charging: set = set()
         #: attempts of budgeted jobs that held GPUs, as they ended: end, start, GPUs, project
         self.ended = (array("d"), array("d"), array("d"), array("q"))
-        self.cls = {}
         self.key = [None] * ctx.n
+        self.cls = _Classes(None)
+        self._sorted_at = 0
         self._easy.reset(ctx)
 
     # ---- classes -----------------------------------------------------------------------
@@ -117,11 +118,29 @@ class Budget:
     def arrange(self, ctx) -> None:
         """The order (used by the inner EASY pass): class, then queue time, then job number."""
         key = self.key
-        for i in ctx.queue:
+        q = ctx.queue
+        if self.cls.key is key and self._sorted_at == self.preemptions:
+            # the queue is still sorted but for the jobs added since, which the engine appends
+            # (only they have no key yet): place each by bisection, after any equal key, as the
+            # stable sort would
+            n = len(q)
+            k = n
+            while k and key[q[k - 1]] is None:
+                k -= 1
+            if k < n:
+                new = q[k:]
+                del q[k:]
+                for i in new:
+                    key[i] = (self.job_class(ctx, i), ctx.queued_at[i], ctx.ids[i])
+                    insort(q, i, key=key.__getitem__)
+            return
+        # keys were reset (classes changed) or preempted jobs were put back: sort afresh
+        for i in q:
             if key[i] is None:
                 key[i] = (self.job_class(ctx, i), ctx.queued_at[i], ctx.ids[i])
-        ctx.queue.sort(key=key.__getitem__)
+        q.sort(key=key.__getitem__)
         self.cls = _Classes(key)
+        self._sorted_at = self.preemptions
 
     def schedule(self, ctx) -> None:
         q = ctx.queue

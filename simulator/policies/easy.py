@@ -82,7 +82,7 @@ class EASY:
                         for i in self._held:
                             if req[i] <= free:
                                 notes[i] = RESERVATION
-                    else:
+                    elif self._held:
                         mc, mm, mg = ctx.free.max(axis=1).tolist()
                         for i in self._held:
                             nc, nm, ng = req[i].need_t
@@ -234,7 +234,7 @@ def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None):
     """Start later jobs (from position ``first``) that cannot delay the head's reservation (see the
     module text); return what is left of the extra."""
     stop = len(q) if depth is None else min(len(q), depth + 1)
-    if first >= stop or ctx.model.empty(ctx.free):
+    if first >= stop or ctx.exhausted():
         return extra
     if ctx.model.kind == "pool":
         started, extra = _backfill_pool(ctx, q, first, stop, shadow, extra)
@@ -380,7 +380,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                 continue
         ctx.start(i, a)
         started.append(pos)
-        if model.empty(ctx.free):
+        if ctx.exhausted():
             broke = pos + 1 < stop
             break
     if memo is not None:
