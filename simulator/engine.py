@@ -132,6 +132,11 @@ class Context:
         self.now = 0.0
         self.queue: list = []
         self.running: list = []
+        # on node clusters, the same entries again for each partition (by number; 0, every node, is
+        # ``running`` itself) whose nodes they hold: a head's reservation reads only its own
+        self.parts_of_node = [tuple(p for p in parts if p) for parts in model.node_parts] if model.kind != "pool" else None
+        self.running_in = [[] for _ in model.part_id] if model.kind != "pool" else None
+        self.parts_held: dict = {}
         self.ends: list = []
         self.wakes: list = []
         self.resubs: list = []
@@ -258,6 +263,13 @@ class Context:
         key = (now + self.est[i], seq, i)
         insort(self.running, key)
         self.running_key[i] = key
+        if self.parts_of_node is not None:
+            nodes = alloc[2]
+            parts = self.parts_of_node[nodes[0]] if len(nodes) == 1 else sorted({p for n in nodes for p in self.parts_of_node[n]})
+            self.parts_held[i] = parts
+            running_in = self.running_in
+            for p in parts:
+                insort(running_in[p], key)
         self.token[i] = seq
         self.outcome[i] = outcome
         self.started[i] = now
@@ -307,8 +319,13 @@ class Context:
         if self.keep_released:
             self.released.append(alloc)
         running = self.running
-        pos = bisect_left(running, self.running_key[i])
-        del running[pos]
+        key = self.running_key[i]
+        del running[bisect_left(running, key)]
+        if self.parts_of_node is not None:
+            running_in = self.running_in
+            for p in self.parts_held.pop(i):
+                held = running_in[p]
+                del held[bisect_left(held, key)]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
         idle = self.idle

@@ -181,7 +181,8 @@ def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
     shadow = math.inf
     need = r.nodes
     alloc = ctx.alloc
-    for e, _, j in ctx.running:
+    # jobs holding no node of the head's partition change nothing here: read only those that do
+    for e, _, j in ctx.running_in[r.part] if r.part else ctx.running:
         if ready >= need and not (release_ties and e == shadow):
             break
         a = alloc[j]
@@ -283,11 +284,10 @@ def _fits_on(r, rows) -> bool:
 
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
-    and the extra only shrink, so a request shape that failed once is not tried again, and a request
-    larger than the most any node has free is skipped.  Across passes (``memo``): a job that did not
-    fit stays unable to fit until resources come back on a node of its partition, so it is skipped
-    while its partition has had no release, and a one-node job is then looked for only on the nodes
-    released since (free resources elsewhere only shrank)."""
+    and the extra only shrink, so a request shape that failed once is not tried again.  Across passes
+    (``memo``): a job that did not fit stays unable to fit until resources come back on a node of its
+    partition, so it is skipped while its partition has had no release, and a one-node job is then
+    looked for only on the nodes released since (free resources elsewhere only shrank)."""
     model = ctx.model
     fits = model.fits
     req = ctx.req
@@ -296,8 +296,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     notes = ctx.pass_notes
     failed = set()
     failed_extra = set()
-    bound = None  # the most any node has free (read at first need: free only shrinks within a pass)
-    rows = None  # (node, free) on the nodes released since the last pass (read at first need, likewise)
+    rows = None  # (node, free) on the nodes released since the last pass (read at first need)
     xrows = ()
     if memo is not None:
         marks = memo["marks"]
@@ -324,13 +323,15 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     broke = False
     if memo is not None and marks:
         # most waiting jobs did not fit at the last pass and saw no release in their partition
-        positions = [pos for pos, i in enumerate(q[first:stop], first) if i not in marks or touched[req[i].part]]
+        part = memo.get("part")
+        if part is None:  # each job's partition number (a re-submitted request keeps its partition)
+            part = memo["part"] = [r.part for r in req]
+        positions = [pos for pos, i in enumerate(q[first:stop], first) if i not in marks or touched[part[i]]]
     else:
         positions = range(first, stop)
     for pos in positions:
         i = q[pos]
         r = req[i]
-        nc, nm, ng = r.need_t
         late = now + est[i] > shadow
         if memo is not None:
             if i in marks:  # did not fit at the last pass (its partition has had a release)
@@ -346,9 +347,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                 notes[i] = RESERVATION  # did not fit in the extra at the last pass
                 continue
         key = id(r)
-        if bound is None:
-            bound = ctx.free.max(axis=1).tolist()
-        if key in failed or nc > bound[0] or nm > bound[1] or ng > bound[2]:
+        if key in failed:
             if memo is not None:
                 marks.add(i)
             continue
