@@ -118,7 +118,7 @@ class Context:
         self.model = model = sim.model()
         self.ever_fits = model.ever_fits
         self.free = model.initial()
-        #: CPUs and GPUs free in total (kept with each start and stop; see :meth:`exhausted`)
+        #: CPUs and GPUs free in total (on node clusters, kept with each start and stop; see :meth:`exhausted`)
         self.idle = model.idle(self.free)
         if isinstance(model, PoolModel):
             self.req = (take("nodes") * take("cpus")).tolist()
@@ -143,7 +143,8 @@ class Context:
         self.seq = 0
         self.passes = 0
         self.releases = 0  # attempts stopped so far: policies compare it to see whether anything was freed
-        self.keep_released = model.kind != "pool"
+        self.on_nodes = model.kind != "pool"
+        self.keep_released = self.on_nodes
         self.released: list = []  # the allocations given back, in order (node clusters only)
         # per job state
         nan = math.nan
@@ -238,10 +239,11 @@ class Context:
         now = self.now
         model = self.model
         self.free = model.take(self.free, alloc)
-        cpus, _, gpus = model.held(alloc)
-        idle = self.idle
-        idle[0] -= cpus
-        idle[1] -= gpus
+        if self.on_nodes:  # keep the totals (a pool's free state is its total)
+            cpus, _, gpus = model.held(alloc)
+            idle = self.idle
+            idle[0] -= cpus
+            idle[1] -= gpus
         self.attempts[i] += 1
         if self.first_start[i] != self.first_start[i]:
             self.first_start[i] = now
@@ -301,6 +303,8 @@ class Context:
 
     def exhausted(self) -> bool:
         """Whether no CPU and no GPU is free anywhere (``model.empty(free)``, without reading the state)."""
+        if not self.on_nodes:
+            return self.free <= 0
         idle = self.idle
         return not (idle[0] > 0 or idle[1] > 0)
 
@@ -328,9 +332,10 @@ class Context:
                 del held[bisect_left(held, key)]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
-        idle = self.idle
-        idle[0] += cpus
-        idle[1] += gpus
+        if self.on_nodes:
+            idle = self.idle
+            idle[0] += cpus
+            idle[1] += gpus
         self.log.append(i, self.queued_at[i], self.started[i], t, outcome, cpus, mem, gpus, self.overhead[i], alloc)
         self.alloc[i] = None
 
