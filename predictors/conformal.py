@@ -82,3 +82,77 @@ class ConformalCalibrator(Estimator):
 
     def transform(self, pred: np.ndarray, request: np.ndarray | None = None) -> np.ndarray:
         return apply_shift(pred, self.shift_, self.log_offset, request if self.cap else None)
+
+
+#: the levels a quantile curve is read at for calibration by level
+CURVE_LEVELS = tuple(round(0.5 + 0.01 * i, 2) for i in range(50)) + (0.995, 0.999)
+
+
+def _with_request(curve: np.ndarray, request: np.ndarray | None) -> np.ndarray:
+    """The curve capped at the request, with the request as one more column (unknown request: +∞)."""
+    c = np.asarray(curve, dtype=np.float64)
+    if request is None:
+        return c
+    top = np.where(np.isfinite(request), request, np.inf)
+    return np.column_stack([np.fmin(c, top[:, None]), top])
+
+
+def level_scores(y: np.ndarray, curve: np.ndarray, request: np.ndarray | None = None) -> np.ndarray:
+    """Fractional position along the curve where it first covers ``y`` (linear between columns; 0 below the
+    first).  With ``request`` the curve is capped at the request, which follows as one more column; +∞ where
+    nothing covers."""
+    c = _with_request(curve, request)
+    y = np.asarray(y, dtype=np.float64)
+    ok = y[:, None] <= c
+    k = ok.argmax(axis=1)
+    rows = np.arange(len(y))
+    lo = c[rows, np.maximum(k - 1, 0)]
+    hi = c[rows, k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(hi > lo, (y - lo) / (hi - lo), 1.0)
+    s = np.where(k == 0, 0.0, k - 1 + np.clip(frac, 0.0, 1.0))
+    return np.where(ok.any(axis=1), s, np.inf)
+
+
+def read_curve(curve: np.ndarray, index: np.ndarray, request: np.ndarray | None = None) -> np.ndarray:
+    """Predictions at fractional curve positions ``index`` (one per level), linear between columns; past the
+    last column: the last column (with ``request``: the request, and nothing above it)."""
+    c = _with_request(curve, request)
+    n, g = c.shape
+    out = np.empty((n, len(index)))
+    for j, t in enumerate(index):
+        t = min(float(t), g - 1.0)
+        k = min(int(np.floor(t)), g - 2) if g > 1 else 0
+        f = t - k
+        out[:, j] = c[:, k] if f == 0 or g == 1 else c[:, k] * (1.0 - f) + c[:, k + 1] * f
+    if request is not None:
+        out = np.where(np.isfinite(request)[:, None], np.fmin(out, request[:, None]), out)
+    return non_crossing(out)
+
+
+class LevelCalibrator(Estimator):
+    """Calibration by level (nested conformal prediction, Gupta, Kuchibhotla & Ramdas 2022).
+
+    The model's quantile curve, read at ``CURVE_LEVELS``, is a nested family of upper bounds; a calibration
+    job's score is the lowest curve level that covers it.  For a stated level τ the calibrated prediction is
+    the curve at the ⌈(n + 1)τ⌉-th smallest score: coverage ≥ τ under exchangeability, as for the shift,
+    but each job keeps the shape of its own predicted distribution (a job the model is sure of moves little,
+    an uncertain one a lot).  ``cap``: past the curve's top comes the request, and predictions never exceed it;
+    uncapped, a level the curve cannot reach reads its top (then the level is not guaranteed).
+    """
+
+    def __init__(self, levels=(0.5, 0.9, 0.99), *, cap: bool = True):
+        self.levels = levels
+        self.cap = cap
+
+    def fit(self, curve: np.ndarray, y: np.ndarray, request: np.ndarray | None = None,
+            effective_levels=None) -> LevelCalibrator:
+        self.levels_ = check_levels(self.levels)
+        eff = self.levels_ if effective_levels is None else tuple(float(x) for x in effective_levels)
+        s = level_scores(y, curve, request if self.cap else None)
+        self.index_ = np.array([conformal_shift(s, a) for a in eff])
+        self.n_calibration_ = len(y)
+        return self
+
+    def transform(self, curve: np.ndarray, request: np.ndarray | None = None) -> np.ndarray:
+        return read_curve(curve, self.index_, request if self.cap else None)

@@ -1,0 +1,139 @@
+"""Quantiles of need relative to the request, with the jobs that use all of their request apart.
+
+A job's need is often a fraction of what it asked for, and a sizeable share of jobs use (or are killed
+at) their whole request: for walltime, the runs that reach their limit; for cores, jobs that keep every
+core busy.  One quantile model of the need must then learn both a point mass at the request and a
+continuous fraction below it.  This model keeps them apart (a hurdle model):
+
+- a LightGBM classifier gives ``p``, the probability that the job's need reaches ``hit_fraction`` of its
+  request;
+- LightGBM quantile boosters, fitted on the other jobs, give quantiles of ``log(need + c) − log(request + c)``
+  on a grid of levels.
+
+The need's quantile at level τ is then the other jobs' quantile at ``τ / (1 − p)`` (interpolated on the
+grid), or, when ``τ / (1 − p)`` passes the grid's top, a value rising to the need of the jobs that use all of their request: the request itself,
+or what 90 % of those jobs stay under when more than that (``hit_ratio_``, a log ratio, learned: runs
+killed at their limit are recorded a little over it).  Jobs without a request are modelled as ``log(need + c)`` by the
+same boosters.  :meth:`predict_at` gives the whole quantile curve, which calibration by level
+(``conformal.LevelCalibrator``) reads.
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+
+from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
+from .features import CATEGORICAL
+from .quantile_gbm import category_vocab, encode
+
+#: levels of the boosters fitted on the jobs that do not use all of their request
+GRID = (0.5, 0.8, 0.9, 0.95, 0.99)
+
+
+def log_request(X: pd.DataFrame, offset: float) -> np.ndarray:
+    """log(request + offset), 0 where the request is unknown."""
+    r = X["request"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.where(np.isfinite(r), np.log(np.clip(r, 0.0, None) + offset), 0.0)
+
+
+def hits(X: pd.DataFrame, y: np.ndarray, fraction: float) -> np.ndarray:
+    """Jobs whose need reached ``fraction`` of a known, positive request."""
+    r = X["request"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.isfinite(r) & (r > 0) & (np.asarray(y, dtype=np.float64) >= fraction * r)
+
+
+def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_hit: np.ndarray,
+                  alphas: np.ndarray) -> np.ndarray:
+    """Mixture quantiles in log space: level α of the need, given the grid quantiles of the jobs that do not
+    hit (``z_grid``, jobs × grid), the hit probability ``p`` and the hitting jobs' log need ``z_hit``."""
+    n = len(p)
+    rows = np.arange(n)
+    out = np.empty((n, len(alphas)))
+    for j, a in enumerate(alphas):
+        t = a / np.clip(1.0 - p, 1e-9, None)
+        k = np.clip(np.searchsorted(grid, t), 1, len(grid) - 1)
+        w = np.clip((t - grid[k - 1]) / (grid[k] - grid[k - 1]), 0.0, 1.0)
+        z = z_grid[rows, k - 1] * (1.0 - w) + z_grid[rows, k] * w
+        top = np.clip((t - grid[-1]) / (1.0 - grid[-1]), 0.0, 1.0)
+        z = np.where(t > grid[-1], z_grid[:, -1] * (1.0 - top) + z_hit * top, z)
+        out[:, j] = np.where(t < grid[0], z_grid[:, 0], z)
+    return non_crossing(out)
+
+
+class HurdleQuantileGBM(Estimator):
+    """Quantile regression of need relative to the request, with a classifier for jobs that use all of it.
+
+    ``log_offset``: the target's offset c; ``hit_fraction``: need ≥ this share of the request counts as
+    using all of it.  ``num_threads`` and ``random_state`` fix the result.
+    """
+
+    def __init__(self, levels=(0.5, 0.9, 0.99), *, grid=GRID, hit_fraction: float = 0.95, n_estimators: int = 60,
+                 learning_rate: float = 0.15, num_leaves: int = 15, min_child_samples: int = 40, max_bin: int = 127,
+                 log_offset: float = 1.0, categorical=CATEGORICAL, num_threads: int = 1, random_state: int = 0):
+        self.levels = levels
+        self.grid = grid
+        self.hit_fraction = hit_fraction
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.min_child_samples = min_child_samples
+        self.max_bin = max_bin
+        self.log_offset = log_offset
+        self.categorical = categorical
+        self.num_threads = num_threads
+        self.random_state = random_state
+
+    def _params(self, objective: str, alpha: float | None = None) -> dict:
+        p = {"objective": objective, "learning_rate": self.learning_rate, "num_leaves": self.num_leaves,
+             "min_data_in_leaf": self.min_child_samples, "max_bin": self.max_bin, "num_threads": self.num_threads,
+             "seed": self.random_state, "deterministic": True, "force_row_wise": True, "verbose": -1,
+             "cat_smooth": 10.0, "min_data_per_group": 50, "max_cat_to_onehot": 8}
+        return p if alpha is None else {**p, "alpha": alpha}
+
+    def _dataset(self, data: pd.DataFrame, label: np.ndarray) -> lgb.Dataset:
+        return lgb.Dataset(data, label, categorical_feature=list(self.vocab_), free_raw_data=False,
+                           params={"max_bin": self.max_bin, "verbose": -1})
+
+    def fit(self, X: pd.DataFrame, y: np.ndarray) -> HurdleQuantileGBM:
+        self.levels_ = check_levels(self.levels)
+        self.grid_ = np.asarray(check_levels(self.grid))
+        y = np.asarray(y, dtype=np.float64)
+        z = log_transform(y, self.log_offset) - log_request(X, self.log_offset)
+        hit = hits(X, y, self.hit_fraction)
+        self.vocab_ = category_vocab(X, self.categorical)
+        self.numeric_ = [c for c in X.columns if c not in self.vocab_ and c not in self.categorical]
+        data = encode(X, self.vocab_, self.numeric_)
+        self.hit_rate_ = float(hit.mean())
+        self.hit_ratio_ = max(0.0, float(np.quantile(z[hit], 0.9))) if hit.any() else 0.0
+        self.classifier_ = (lgb.train(self._params("binary"), self._dataset(data, hit.astype(np.float64)),
+                                      num_boost_round=self.n_estimators) if 0 < hit.sum() < len(hit) else None)
+        rest = ~hit if (~hit).sum() >= 2 else np.ones(len(y), dtype=bool)
+        ds = self._dataset(data[rest].reset_index(drop=True), z[rest])
+        self.boosters_ = [lgb.train(self._params("quantile", a), ds, num_boost_round=self.n_estimators)
+                          for a in self.grid_]
+        return self
+
+    def _parts(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        data = encode(X, self.vocab_, self.numeric_)
+        for c in self.vocab_:  # category codes as floats (unseen → NaN)
+            codes = data[c].cat.codes.to_numpy()
+            data[c] = np.where(codes >= 0, codes, np.nan)
+        arr = data.to_numpy(dtype=np.float64)
+        p = (self.classifier_.predict(arr, num_threads=self.num_threads) if self.classifier_ is not None
+             else np.full(len(X), self.hit_rate_))
+        z = non_crossing(np.column_stack([b.predict(arr, num_threads=self.num_threads) for b in self.boosters_]))
+        return p, z
+
+    def predict_at(self, X: pd.DataFrame, alphas) -> np.ndarray:
+        """Quantiles of the need at any levels ``alphas`` (jobs × levels, non-decreasing)."""
+        p, zg = self._parts(X)
+        base = log_request(X, self.log_offset)
+        known = X["request"].to_numpy(dtype=np.float64, na_value=np.nan) > 0
+        z_hit = np.where(known, self.hit_ratio_, zg[:, -1])
+        z = curve_on_grid(zg, self.grid_, np.where(known, p, 0.0), z_hit, np.asarray(alphas, dtype=np.float64))
+        return inverse_log(z + base[:, None], self.log_offset)
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.predict_at(X, self.levels_)
