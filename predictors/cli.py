@@ -78,8 +78,8 @@ def script_cmd(job_script, history, user, risk, as_json) -> None:
               help="Also print the chosen model's metrics by this grouping (text output).")
 @click.option("--warmup-days", default=28.0, show_default=True, type=float, help="History before the first test week.")
 @click.option("--test-days", default=7.0, show_default=True, type=float, help="Length of each test period.")
-@click.option("--cal-days", default=91.0, show_default=True, type=float, help="Trailing calibration window.")
-@click.option("--n-estimators", default=100, show_default=True, type=click.IntRange(min=1),
+@click.option("--cal-days", default=28.0, show_default=True, type=float, help="Trailing calibration window.")
+@click.option("--n-estimators", default=60, show_default=True, type=click.IntRange(min=1),
               help="Boosting rounds of the LightGBM models.")
 @click.option("--seed", default=0, show_default=True, type=int)
 def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, breakdowns, warmup_days, test_days,

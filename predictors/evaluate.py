@@ -97,7 +97,7 @@ def failure_prediction(frame: pd.DataFrame, target: str, levels, *, risk: float 
 
 
 def evaluate_jobs(jobs: pd.DataFrame, target: str, levels=(0.5, 0.9, 0.99), *, models=None, risk: float = 0.9,
-                  n_estimators: int = 100, num_threads: int = 1, random_state: int = 0, top_groups: int = 10,
+                  n_estimators: int = 60, num_threads: int = 1, random_state: int = 0, top_groups: int = 10,
                   **rolling) -> Evaluation:
     """Run the rolling origin for ``target`` and score every model on the scored (calibrated) test weeks."""
     levels = tuple(float(x) for x in levels)

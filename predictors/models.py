@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
-from .quantile_gbm import QuantileGBM
+from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
 from .targets import get_target
 
@@ -13,7 +13,7 @@ CALIBRATED = ("quantreg", "lightgbm")
 MODELS = BASELINES + CALIBRATED
 
 
-def default_models(levels, target: str, *, n_estimators: int = 100, num_threads: int = 1, random_state: int = 0,
+def default_models(levels, target: str, *, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
                    only=None) -> dict:
     """Fresh, unfitted estimators by name (``only`` keeps a subset, in line-up order)."""
     off = get_target(target).log_offset
@@ -24,8 +24,8 @@ def default_models(levels, target: str, *, n_estimators: int = 100, num_threads:
         "vpa": lambda: VPABaseline(levels),
         "krr": lambda: KRRBaseline(levels),
         "quantreg": lambda: LinearQuantile(levels, log_offset=off),
-        "lightgbm": lambda: QuantileGBM(levels, n_estimators=n_estimators, log_offset=off, num_threads=num_threads,
-                                        random_state=random_state),
+        "lightgbm": lambda: HurdleQuantileGBM(levels, n_estimators=n_estimators, log_offset=off,
+                                              num_threads=num_threads, random_state=random_state),
     }
     names = MODELS if only is None else tuple(m for m in MODELS if m in set(only))
     unknown = set(only or ()) - set(MODELS)

@@ -28,7 +28,7 @@ def level_label(level: float) -> str:
 
 
 def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, model: str = "lightgbm",
-               min_jobs: int = 500, n_estimators: int = 100, num_threads: int = 1, random_state: int = 0,
+               min_jobs: int = 500, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
                warmup_days: float = 7.0, split_calibration: bool = True, **rolling) -> pd.DataFrame:
     """Per job (same order as ``jobs``): ``cluster``, ``job_id`` and the calibrated prediction per target and
     level.  Targets with fewer than ``min_jobs`` eligible jobs are left out."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conformal import ConformalCalibrator, adaptive_levels
+from .conformal import CURVE_LEVELS, ConformalCalibrator, LevelCalibrator, adaptive_levels
 from .features import epoch_s, submission_features
 from .models import CALIBRATED
 from .splits import calibration_mask, fold_of, origins, train_mask
@@ -36,6 +36,17 @@ class RollingResult:
     folds: pd.DataFrame
 
 
+def calibration_input(model, X: pd.DataFrame) -> np.ndarray:
+    """What a calibrator reads: the quantile curve at ``CURVE_LEVELS`` for models that give one, else the
+    predictions at the model's levels."""
+    return model.predict_at(X, CURVE_LEVELS) if hasattr(model, "predict_at") else model.predict(X)
+
+
+def calibrator(by_level: bool, levels, log_offset: float, cap: bool):
+    """Calibration by level for models with a quantile curve, else the multiplicative shift."""
+    return LevelCalibrator(levels, cap=cap) if by_level else ConformalCalibrator(levels, log_offset=log_offset, cap=cap)
+
+
 def _meta(E: pd.DataFrame, X: pd.DataFrame, target: str, gpu_memory_bytes) -> pd.DataFrame:
     keep = [c for c in ("cluster", "job_id", "user", "account", "partition", "qos", "gpu_type", "state")
             if c in E.columns]
@@ -54,7 +65,7 @@ class RollingForecaster:
 
     def __init__(self, models: dict, levels=(0.5, 0.9, 0.99), *, calibrated=CALIBRATED, test_days: float = 7.0,
                  warmup_days: float = 28.0, retrain_every: int = 1, train_days: float | None = None,
-                 cal_days: float = 91.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
+                 cal_days: float = 28.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
                  split_calibration: bool = False, split_fraction: float = 0.3):
         self.models = models
@@ -86,7 +97,7 @@ class RollingForecaster:
         if tr.sum() < self.min_train or cm.sum() < self.min_cal:
             return np.zeros(len(y), dtype=bool), {}
         Xc = X.iloc[np.flatnonzero(cm)]
-        return cm, {m: self.models[m].clone().fit(X[tr], y[tr]).predict(Xc) for m in names}
+        return cm, {m: calibration_input(self.models[m].clone().fit(X[tr], y[tr]), Xc) for m in names}
 
     def run(self, jobs: pd.DataFrame, target: str) -> RollingResult:
         spec = get_target(target)
@@ -103,6 +114,8 @@ class RollingForecaster:
             org = org[org + self.test_days * 86400 > self.start_s]
         fold = fold_of(submit, org, self.test_days) if len(org) else np.full(len(meta), -1)
         raw = {m: np.full((len(meta), len(levels)), np.nan) for m in self.models}
+        curves = {m: np.full((len(meta), len(CURVE_LEVELS)), np.nan) for m, est in self.models.items()
+                  if m in self.calibrated and hasattr(est, "predict_at")}
         cold_user = np.zeros(len(meta), dtype=bool)
         cold_family = np.zeros(len(meta), dtype=bool)
         fitted, rows = None, []
@@ -125,6 +138,8 @@ class RollingForecaster:
             Xs = X.iloc[test]
             for m, est in fitted.items():
                 raw[m][test] = est.predict(Xs)
+                if m in curves:
+                    curves[m][test] = est.predict_at(Xs, CURVE_LEVELS)
             cold_user[test] = ~np.isin(users[test], list(seen_u))
             cold_family[test] = ~np.isin(fams[test], list(seen_f))
             rows.append(info)
@@ -140,7 +155,7 @@ class RollingForecaster:
             test = np.flatnonzero((fold == k) & predicted)
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
-            cal_raw = {m: raw[m][cm] for m in cal}
+            cal_raw = {m: (curves[m] if m in curves else raw[m])[cm] for m in cal}
             if len(test) and cm.sum() < self.min_cal and self.split_calibration:
                 cm, cal_raw = self._split(X, y, end, submit, o, cal)
                 rows[k]["cal_jobs"] = int(cm.sum())
@@ -152,9 +167,9 @@ class RollingForecaster:
                     P = cal[m][tag]
                     seen = np.isfinite(P[:, 0]) & (end < o)
                     eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
-                    c = ConformalCalibrator(levels, log_offset=spec.log_offset, cap=cap)
+                    c = calibrator(m in curves, levels, spec.log_offset, cap)
                     c.fit(cal_raw[m], y[cm], req[cm], effective_levels=eff)
-                    P[test] = c.transform(raw[m][test], req[test])
+                    P[test] = c.transform((curves[m] if m in curves else raw[m])[test], req[test])
         out["scored"] = scored
         cols = {}
         for m in self.models:

@@ -2,8 +2,9 @@
 the script's current request, and the most similar past jobs as the reason.
 
 The script's ``#SBATCH`` lines become one job row submitted just after the history's last job ended; the
-LightGBM quantiles are fitted on the history that ended before the trailing calibration window
-(``cal_days``, at most a quarter of the history's span) and conformalised, uncapped, on that window (the same procedure as one fold of the rolling evaluation).
+LightGBM hurdle quantile model (``quantile_hurdle``) is fitted on the history that ended before the trailing
+calibration window (``cal_days``, at most a quarter of the history's span) and calibrated by level, uncapped,
+on that window (the same procedure as one fold of the rolling evaluation).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import pandas as pd
 from audit.families import job_family
 from audit.units import parse_duration, parse_size
 
-from .conformal import ConformalCalibrator
+from .conformal import CURVE_LEVELS, LevelCalibrator
 from .features import epoch_s, submission_features
-from .quantile_gbm import QuantileGBM
+from .quantile_hurdle import HurdleQuantileGBM
 from .script import sbatch_directives
 from .targets import TARGETS, actual, eligible, get_target, request
 
@@ -89,7 +90,7 @@ def similar_jobs(history: pd.DataFrame, job: pd.DataFrame, k: int = 5) -> pd.Dat
 
 
 def predict_script(text: str, history: pd.DataFrame, *, user: str | None = None, risk: float = 0.9,
-                   cal_days: float = 28.0, min_jobs: int = 200, n_estimators: int = 100,
+                   cal_days: float = 28.0, min_jobs: int = 200, n_estimators: int = 60,
                    random_state: int = 0) -> dict:
     """Advice for the script, per resource, as a JSON-ready dict."""
     if not 0 < risk < 1:
@@ -116,12 +117,11 @@ def predict_script(text: str, history: pd.DataFrame, *, user: str | None = None,
         cal = ok & (sub >= cut)
         if tr.sum() < min_jobs or cal.sum() < 50:
             continue
-        model = QuantileGBM(grid, n_estimators=n_estimators, log_offset=spec.log_offset,
-                            random_state=random_state).fit(X[tr], y[tr])
+        model = HurdleQuantileGBM(grid, n_estimators=n_estimators, log_offset=spec.log_offset,
+                                  random_state=random_state).fit(X[tr], y[tr])
         req = request(both, name)
-        c = ConformalCalibrator(grid, log_offset=spec.log_offset, cap=False).fit(model.predict(X[cal]), y[cal],
-                                                                                  req[cal])
-        q = c.transform(model.predict(X.tail(1)))[0]
+        c = LevelCalibrator(grid, cap=False).fit(model.predict_at(X[cal], CURVE_LEVELS), y[cal])
+        q = c.transform(model.predict_at(X.tail(1), CURVE_LEVELS))[0]
         at = dict(zip(grid, q, strict=True))
         r = float(req[-1])
         out["resources"][name] = {

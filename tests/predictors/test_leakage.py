@@ -15,6 +15,7 @@ from predictors.baselines import LastTwoBaseline
 from predictors.features import submission_features
 from predictors.leakage import future_changes
 from predictors.quantile_gbm import QuantileGBM
+from predictors.quantile_hurdle import HurdleQuantileGBM
 from predictors.rolling import RollingForecaster
 from predictors.targets import TARGETS, actual
 
@@ -54,8 +55,10 @@ def test_planted_running_jobs_are_caught(small_month):
 
 
 def _models():
+    # both calibrations: by level for the hurdle model's curve, by shift for a calibrated model without one
     return {"last_two": LastTwoBaseline((0.5, 0.9)),
-            "lightgbm": QuantileGBM((0.5, 0.9), n_estimators=15, log_offset=float(2**20), num_threads=1)}
+            "lightgbm": HurdleQuantileGBM((0.5, 0.9), n_estimators=15, log_offset=float(2**20), num_threads=1),
+            "quantreg": QuantileGBM((0.5, 0.9), n_estimators=15, log_offset=float(2**20), num_threads=1)}
 
 
 def _rolling(jobs):
@@ -63,7 +66,7 @@ def _rolling(jobs):
                           split_calibration=True)
     out = f.run(jobs, "memory").jobs
     return out[["submit_s", "scored", "last_two@0.5", "lightgbm@0.5", "lightgbm@0.9", "lightgbm_raw@0.9",
-                "lightgbm_nocap@0.9"]]
+                "lightgbm_nocap@0.9", "quantreg@0.9", "quantreg_nocap@0.9"]]
 
 
 def test_rolling_predictions_never_read_the_future(small_month):
