@@ -54,6 +54,7 @@ class Multifactor:
         self.leaf_of = np.array([self.fairtree.leaf(a, u) for a, u in pairs], dtype=np.int64)
         self.job_leaf = self.leaf_of[np.array(self.assoc, dtype=np.int64)].tolist() if ctx.n else []
         self.factor_of = {}
+        self.size_qos = None
 
     def _bill(self, held) -> float:
         cpus, mem, gpus = held
@@ -96,6 +97,14 @@ class Multifactor:
             tree.charge_leaves(self.leaf_of[live], total[live])
         self.factor_of = tree.node_factors()
 
+    def _size_qos(self, ctx) -> list:
+        """Each job's weighted size and QOS terms (fixed for the job), computed once."""
+        if self.size_qos is None:
+            ws, wq = self.weights[2:]
+            self.size_qos = [(ws * min(1.0, a * b / self.total_cpus), wq * (self.qos_priority.get(q, 0) / self.qos_top))
+                             for a, b, q in zip(ctx.nodes_req, ctx.cpus_req, ctx.qos, strict=True)]
+        return self.size_qos
+
     def priority(self, ctx, i: int) -> float:
         wa, wf, ws, wq = self.weights
         age = min(1.0, (ctx.now - ctx.queued_at[i]) / self.max_age_s) if self.max_age_s > 0 else 1.0
@@ -109,9 +118,19 @@ class Multifactor:
         key = self.key
         if self.last_calc is None or ctx.now - self.last_calc >= self.calc_period_s:
             self._charge(ctx)
-            self.last_calc = ctx.now
+            now = self.last_calc = ctx.now
+            # priority() for every queued job, inline (the same terms added in the same order)
+            wa, wf = self.weights[:2]
+            max_age = self.max_age_s
+            fs = self.factor_of.get
+            job_leaf = self.job_leaf
+            queued_at = ctx.queued_at
+            ids = ctx.ids
+            size_qos = self._size_qos(ctx)
             for i in q:
-                key[i] = (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i])
+                age = min(1.0, (now - queued_at[i]) / max_age) if max_age > 0 else 1.0
+                size, qos = size_qos[i]
+                key[i] = (-(wa * age + wf * fs(job_leaf[i], 0.0) + size + qos), queued_at[i], ids[i])
             q.sort(key=key.__getitem__)
             return
         # between recalculations the queue stays sorted but for the jobs added since the last pass,
