@@ -116,6 +116,8 @@ class RollingForecaster:
         raw = {m: np.full((len(meta), len(levels)), np.nan) for m in self.models}
         curves = {m: np.full((len(meta), len(CURVE_LEVELS)), np.nan) for m, est in self.models.items()
                   if m in self.calibrated and hasattr(est, "predict_at")}
+        at = np.union1d(levels, CURVE_LEVELS)
+        at_levels, at_curve = np.searchsorted(at, levels), np.searchsorted(at, CURVE_LEVELS)
         cold_user = np.zeros(len(meta), dtype=bool)
         cold_family = np.zeros(len(meta), dtype=bool)
         fitted, rows = None, []
@@ -137,9 +139,12 @@ class RollingForecaster:
                 continue
             Xs = X.iloc[test]
             for m, est in fitted.items():
-                raw[m][test] = est.predict(Xs)
-                if m in curves:
-                    curves[m][test] = est.predict_at(Xs, CURVE_LEVELS)
+                if m in curves:  # one pass of the boosters for both the levels and the curve
+                    both = est.predict_at(Xs, at)
+                    raw[m][test] = both[:, at_levels]
+                    curves[m][test] = both[:, at_curve]
+                else:
+                    raw[m][test] = est.predict(Xs)
             cold_user[test] = ~np.isin(users[test], list(seen_u))
             cold_family[test] = ~np.isin(fams[test], list(seen_f))
             rows.append(info)
