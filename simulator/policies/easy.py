@@ -298,6 +298,8 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     failed_extra = set()
     rows = None  # (node, free) on the nodes released since the last pass (read at first need)
     xrows = ()
+    on_rows: dict = {}  # request → whether it fits on ``rows`` (read then)
+    on_xrows: dict = {}
     if memo is not None:
         marks = memo["marks"]
         released = ctx.released
@@ -333,20 +335,27 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         i = q[pos]
         r = req[i]
         late = now + est[i] > shadow
+        key = id(r)
         if memo is not None:
             if i in marks:  # did not fit at the last pass (its partition has had a release)
                 if r.nodes == 1:
-                    if rows is None:
-                        # now rather than at the start of the pass: a job that no longer fits on
-                        # these nodes fits nowhere, and the full examination would say the same
-                        rows = list(zip(nodes, ctx.free[:, nodes].T.tolist(), strict=True)) if nodes else []
-                    if not _fits_on(r, rows):
+                    fit = on_rows.get(key)  # requests share shapes: one look per shape and pass
+                    if fit is None:
+                        if rows is None:
+                            # now rather than at the start of the pass: a job that no longer fits
+                            # on these nodes fits nowhere, and the full examination would say the same
+                            rows = list(zip(nodes, ctx.free[:, nodes].T.tolist(), strict=True)) if nodes else []
+                        fit = on_rows[key] = _fits_on(r, rows)
+                    if not fit:
                         continue
                 marks.discard(i)
-            elif late and i in xmarks and r.nodes == 1 and not _fits_on(r, xrows):
-                notes[i] = RESERVATION  # did not fit in the extra at the last pass
-                continue
-        key = id(r)
+            elif late and i in xmarks and r.nodes == 1:
+                fit = on_xrows.get(key)
+                if fit is None:
+                    fit = on_xrows[key] = _fits_on(r, xrows)
+                if not fit:
+                    notes[i] = RESERVATION  # did not fit in the extra at the last pass
+                    continue
         if key in failed:
             if memo is not None:
                 marks.add(i)
