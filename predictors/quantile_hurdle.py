@@ -10,10 +10,10 @@ continuous fraction below it.  This model keeps them apart (a hurdle model):
 - LightGBM quantile boosters, fitted on the other jobs, give quantiles of ``log(need + c) − log(request + c)``
   on a grid of levels.
 
-The need's quantile at level τ is then the other jobs' quantile at ``τ / (1 − p)`` (interpolated on the
-grid), or, when ``τ / (1 − p)`` passes the grid's top, a value rising to the need of the jobs that use all of their request: the request itself,
-or what 90 % of those jobs stay under when more than that (``hit_ratio_``, a log ratio, learned: runs
-killed at their limit are recorded a little over it).  Jobs without a request are modelled as ``log(need + c)`` by the
+The need's quantile at level τ < 1 − p is the other jobs' quantile at ``τ / (1 − p)`` (interpolated on the
+grid, rising from the grid's top to the lowest hitting need past it); at τ ≥ 1 − p it is the hitting jobs'
+own quantile at ``(τ − (1 − p)) / p`` (``hit_quantiles_``, learned; runs killed at their limit are recorded
+a little over it).  Jobs without a request are modelled as ``log(need + c)`` by the
 same boosters.  :meth:`predict_at` gives the whole quantile curve, which calibration by level
 (``conformal.LevelCalibrator``) reads.
 """
@@ -30,6 +30,8 @@ from .quantile_gbm import category_vocab, encode
 
 #: levels of the boosters fitted on the jobs that do not use all of their request
 GRID = (0.5, 0.8, 0.9, 0.95, 0.99)
+#: levels at which the need (relative to the request) of the jobs that use all of their request is kept
+HIT_LEVELS = np.linspace(0.0, 1.0, 51)
 
 
 def log_request(X: pd.DataFrame, offset: float) -> np.ndarray:
@@ -44,20 +46,28 @@ def hits(X: pd.DataFrame, y: np.ndarray, fraction: float) -> np.ndarray:
     return np.isfinite(r) & (r > 0) & (np.asarray(y, dtype=np.float64) >= fraction * r)
 
 
-def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_hit: np.ndarray,
-                  alphas: np.ndarray) -> np.ndarray:
-    """Mixture quantiles in log space: level α of the need, given the grid quantiles of the jobs that do not
-    hit (``z_grid``, jobs × grid), the hit probability ``p`` and the hitting jobs' log need ``z_hit``."""
-    n = len(p)
-    rows = np.arange(n)
-    out = np.empty((n, len(alphas)))
+def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_low: np.ndarray, hit_levels: np.ndarray,
+                  hit_q: np.ndarray, alphas) -> np.ndarray:
+    """Mixture quantiles in log space, jobs × ``alphas``.
+
+    ``z_grid`` (jobs × grid): quantiles of the jobs that do not hit; ``p``: each job's hit probability;
+    ``hit_q``: quantiles of the hitting jobs at ``hit_levels`` (0 … 1); ``z_low``: where the curve joins them
+    (their lowest value; the grid's top for a job that cannot hit).  Level α < 1 − p reads the grid at
+    α / (1 − p), interpolated, and rises from the grid's top to ``z_low`` past it; level α ≥ 1 − p reads the
+    hitting jobs' quantile at (α − (1 − p)) / p.
+    """
+    rows = np.arange(len(p))
+    out = np.empty((len(p), len(alphas)))
     for j, a in enumerate(alphas):
         t = a / np.clip(1.0 - p, 1e-9, None)
         k = np.clip(np.searchsorted(grid, t), 1, len(grid) - 1)
         w = np.clip((t - grid[k - 1]) / (grid[k] - grid[k - 1]), 0.0, 1.0)
         z = z_grid[rows, k - 1] * (1.0 - w) + z_grid[rows, k] * w
         top = np.clip((t - grid[-1]) / (1.0 - grid[-1]), 0.0, 1.0)
-        z = np.where(t > grid[-1], z_grid[:, -1] * (1.0 - top) + z_hit * top, z)
+        z = np.where(t > grid[-1], z_grid[:, -1] * (1.0 - top) + z_low * top, z)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v = np.where(p > 0, (a - (1.0 - p)) / p, 0.0)
+        z = np.where(t >= 1.0, np.interp(v, hit_levels, hit_q), z)
         out[:, j] = np.where(t < grid[0], z_grid[:, 0], z)
     return non_crossing(out)
 
@@ -106,7 +116,7 @@ class HurdleQuantileGBM(Estimator):
         self.numeric_ = [c for c in X.columns if c not in self.vocab_ and c not in self.categorical]
         data = encode(X, self.vocab_, self.numeric_)
         self.hit_rate_ = float(hit.mean())
-        self.hit_ratio_ = max(0.0, float(np.quantile(z[hit], 0.9))) if hit.any() else 0.0
+        self.hit_quantiles_ = np.quantile(z[hit], HIT_LEVELS) if hit.any() else np.zeros(len(HIT_LEVELS))
         self.classifier_ = (lgb.train(self._params("binary"), self._dataset(data, hit.astype(np.float64)),
                                       num_boost_round=self.n_estimators) if 0 < hit.sum() < len(hit) else None)
         rest = ~hit if (~hit).sum() >= 2 else np.ones(len(y), dtype=bool)
@@ -131,8 +141,9 @@ class HurdleQuantileGBM(Estimator):
         p, zg = self._parts(X)
         base = log_request(X, self.log_offset)
         known = X["request"].to_numpy(dtype=np.float64, na_value=np.nan) > 0
-        z_hit = np.where(known, self.hit_ratio_, zg[:, -1])
-        z = curve_on_grid(zg, self.grid_, np.where(known, p, 0.0), z_hit, np.asarray(alphas, dtype=np.float64))
+        z_low = np.where(known, self.hit_quantiles_[0], zg[:, -1])
+        z = curve_on_grid(zg, self.grid_, np.where(known, p, 0.0), z_low, HIT_LEVELS, self.hit_quantiles_,
+                          np.asarray(alphas, dtype=np.float64))
         return inverse_log(z + base[:, None], self.log_offset)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:

@@ -40,7 +40,7 @@ def test_conventions():
     X, y, *_ = planted(500, 0)
     assert est.fit(X, y) is est
     assert est.clone().get_params() == params
-    assert {"classifier_", "boosters_", "hit_rate_", "hit_ratio_"} <= set(vars(est))
+    assert {"classifier_", "boosters_", "hit_rate_", "hit_quantiles_"} <= set(vars(est))
 
 
 def test_recovers_planted_mixture_quantiles():
@@ -65,12 +65,30 @@ def test_recovers_planted_mixture_quantiles():
 def test_curve_on_grid_by_hand():
     grid = np.array([0.5, 0.9, 0.99])
     z = np.array([[0.0, 1.0, 2.0]])
+    hl, hq = np.array([0.0, 0.5, 1.0]), np.array([5.0, 6.0, 7.0])
     # no hits: the grid itself, interpolated between its levels
-    out = curve_on_grid(z, grid, np.array([0.0]), np.array([5.0]), np.array([0.5, 0.7, 0.9]))
+    out = curve_on_grid(z, grid, np.array([0.0]), np.array([5.0]), hl, hq, np.array([0.5, 0.7, 0.9]))
     np.testing.assert_allclose(out, [[0.0, 0.5, 1.0]])
-    # p = 0.1: level 0.45 of all jobs is level 0.5 of those that do not hit; level 0.95 is past the grid's top
-    out = curve_on_grid(z, grid, np.array([0.1]), np.array([5.0]), np.array([0.45, 0.95]))
-    np.testing.assert_allclose(out, [[0.0, 5.0]])
+    # p = 0.1: level 0.45 of all jobs is level 0.5 of those that do not hit; 0.95 is the hitting jobs' median,
+    # 0.8955 (= 0.995 × 0.9) lies halfway from the grid's top to the lowest hitting need
+    out = curve_on_grid(z, grid, np.array([0.1]), np.array([5.0]), hl, hq, np.array([0.45, 0.8955, 0.95, 1.0]))
+    np.testing.assert_allclose(out, [[0.0, 3.5, 6.0, 7.0]])
+
+
+def test_risk_of_the_request_is_the_share_of_jobs_over_it():
+    """Hitting jobs split: 60 % end just under the request, 40 % are killed a little over it.  The curve must
+    then cross the request at level 1 − 0.4 p, not 1 − p."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    req = np.full(n, 1000.0)
+    hit = rng.random(n) < 0.2
+    over = rng.random(n) < 0.4
+    y = np.where(hit, np.where(over, 1010.0, 970.0), req * np.exp(-2 + 0.3 * rng.standard_normal(n)))
+    X = pd.DataFrame({"user": pd.array(["u"] * n, dtype="string"), "request": req, "noise": rng.standard_normal(n)})
+    est = HurdleQuantileGBM((0.5, 0.9), n_estimators=30).fit(X, y)
+    curve = est.predict_at(X.head(1), CURVE_LEVELS)[0]
+    crossing = CURVE_LEVELS[int(np.argmax(curve > 1000.0))]
+    assert crossing == pytest.approx(1 - 0.4 * 0.2, abs=0.015)
 
 
 def test_level_scores_and_read_curve_by_hand():
