@@ -11,9 +11,11 @@ continuous fraction below it.  This model keeps them apart (a hurdle model):
   on a grid of levels.
 
 The need's quantile at level τ < 1 − p is the other jobs' quantile at ``τ / (1 − p)`` (interpolated on the
-grid, rising from the grid's top to the lowest hitting need past it); at τ ≥ 1 − p it is the hitting jobs'
-own quantile at ``(τ − (1 − p)) / p`` (``hit_quantiles_``, learned; runs killed at their limit are recorded
-a little over it).  Jobs without a request are modelled as ``log(need + c)`` by the
+grid, rising from the grid's top to the request past it).  A job that uses 95 % of its request is taken to
+need all of it (nobody would cut a request by a few per cent and risk the run), so at τ ≥ 1 − p the need is
+the request, or the hitting jobs' own quantile at ``(τ − (1 − p)) / p`` where that is more
+(``hit_quantiles_``, learned: runs killed at their limit are recorded a little over it, which is what the
+risk of a request reads).  Jobs without a request are modelled as ``log(need + c)`` by the
 same boosters.  :meth:`predict_at` gives the whole quantile curve, which calibration by level
 (``conformal.LevelCalibrator``) reads.
 """
@@ -51,10 +53,10 @@ def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_low: np
     """Mixture quantiles in log space, jobs × ``alphas``.
 
     ``z_grid`` (jobs × grid): quantiles of the jobs that do not hit; ``p``: each job's hit probability;
-    ``hit_q``: quantiles of the hitting jobs at ``hit_levels`` (0 … 1); ``z_low``: where the curve joins them
-    (their lowest value; the grid's top for a job that cannot hit).  Level α < 1 − p reads the grid at
-    α / (1 − p), interpolated, and rises from the grid's top to ``z_low`` past it; level α ≥ 1 − p reads the
-    hitting jobs' quantile at (α − (1 − p)) / p.
+    ``hit_q``: quantiles of the hitting jobs at ``hit_levels`` (0 … 1); ``z_low``: the least a hitting job is
+    taken to need (the request, 0 in log ratio; the grid's top for a job that cannot hit).  Level α < 1 − p
+    reads the grid at α / (1 − p), interpolated, and rises from the grid's top to ``z_low`` past it; level
+    α ≥ 1 − p reads the hitting jobs' quantile at (α − (1 − p)) / p, or ``z_low`` if more.
     """
     rows = np.arange(len(p))
     out = np.empty((len(p), len(alphas)))
@@ -67,7 +69,7 @@ def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_low: np
         z = np.where(t > grid[-1], z_grid[:, -1] * (1.0 - top) + z_low * top, z)
         with np.errstate(invalid="ignore", divide="ignore"):
             v = np.where(p > 0, (a - (1.0 - p)) / p, 0.0)
-        z = np.where(t >= 1.0, np.interp(v, hit_levels, hit_q), z)
+        z = np.where(t >= 1.0, np.fmax(np.interp(v, hit_levels, hit_q), z_low), z)
         out[:, j] = np.where(t < grid[0], z_grid[:, 0], z)
     return non_crossing(out)
 
@@ -141,7 +143,7 @@ class HurdleQuantileGBM(Estimator):
         p, zg = self._parts(X)
         base = log_request(X, self.log_offset)
         known = X["request"].to_numpy(dtype=np.float64, na_value=np.nan) > 0
-        z_low = np.where(known, self.hit_quantiles_[0], zg[:, -1])
+        z_low = np.where(known, 0.0, zg[:, -1])  # a job that may hit rises to its request
         z = curve_on_grid(zg, self.grid_, np.where(known, p, 0.0), z_low, HIT_LEVELS, self.hit_quantiles_,
                           np.asarray(alphas, dtype=np.float64))
         return inverse_log(z + base[:, None], self.log_offset)

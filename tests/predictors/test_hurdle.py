@@ -70,9 +70,12 @@ def test_curve_on_grid_by_hand():
     out = curve_on_grid(z, grid, np.array([0.0]), np.array([5.0]), hl, hq, np.array([0.5, 0.7, 0.9]))
     np.testing.assert_allclose(out, [[0.0, 0.5, 1.0]])
     # p = 0.1: level 0.45 of all jobs is level 0.5 of those that do not hit; 0.95 is the hitting jobs' median,
-    # 0.8955 (= 0.995 × 0.9) lies halfway from the grid's top to the lowest hitting need
+    # 0.8955 (= 0.995 × 0.9) lies halfway from the grid's top to z_low
     out = curve_on_grid(z, grid, np.array([0.1]), np.array([5.0]), hl, hq, np.array([0.45, 0.8955, 0.95, 1.0]))
     np.testing.assert_allclose(out, [[0.0, 3.5, 6.0, 7.0]])
+    # hitting jobs' quantiles below z_low read z_low (a job that hits needs at least its request)
+    out = curve_on_grid(z, grid, np.array([0.1]), np.array([6.5]), hl, hq, np.array([0.95, 1.0]))
+    np.testing.assert_allclose(out, [[6.5, 7.0]])
 
 
 def test_risk_of_the_request_is_the_share_of_jobs_over_it():
