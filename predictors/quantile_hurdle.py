@@ -78,12 +78,14 @@ class HurdleQuantileGBM(Estimator):
     """Quantile regression of need relative to the request, with a classifier for jobs that use all of it.
 
     ``log_offset``: the target's offset c; ``hit_fraction``: need ≥ this share of the request counts as
-    using all of it.  ``num_threads`` and ``random_state`` fix the result.
+    using all of it.  ``num_threads`` (training) and ``random_state`` fix the result; prediction, row by row,
+    gives the same result on any number of threads (``predict_threads``).
     """
 
     def __init__(self, levels=(0.5, 0.9, 0.99), *, grid=GRID, hit_fraction: float = 0.95, n_estimators: int = 60,
                  learning_rate: float = 0.15, num_leaves: int = 15, min_child_samples: int = 40, max_bin: int = 127,
-                 log_offset: float = 1.0, categorical=CATEGORICAL, num_threads: int = 1, random_state: int = 0):
+                 log_offset: float = 1.0, categorical=CATEGORICAL, num_threads: int = 1, predict_threads: int = 2,
+                 random_state: int = 0):
         self.levels = levels
         self.grid = grid
         self.hit_fraction = hit_fraction
@@ -95,6 +97,7 @@ class HurdleQuantileGBM(Estimator):
         self.log_offset = log_offset
         self.categorical = categorical
         self.num_threads = num_threads
+        self.predict_threads = predict_threads
         self.random_state = random_state
 
     def _params(self, objective: str, alpha: float | None = None) -> dict:
@@ -132,10 +135,11 @@ class HurdleQuantileGBM(Estimator):
         for c in self.vocab_:  # category codes as floats (unseen → NaN)
             codes = data[c].cat.codes.to_numpy()
             data[c] = np.where(codes >= 0, codes, np.nan)
-        arr = data.to_numpy(dtype=np.float64)
-        p = (self.classifier_.predict(arr, num_threads=self.num_threads) if self.classifier_ is not None
+        arr = np.ascontiguousarray(data.to_numpy(dtype=np.float64))
+        k = self.predict_threads
+        p = (self.classifier_.predict(arr, num_threads=k) if self.classifier_ is not None
              else np.full(len(X), self.hit_rate_))
-        z = non_crossing(np.column_stack([b.predict(arr, num_threads=self.num_threads) for b in self.boosters_]))
+        z = non_crossing(np.column_stack([b.predict(arr, num_threads=k) for b in self.boosters_]))
         return p, z
 
     def predict_at(self, X: pd.DataFrame, alphas) -> np.ndarray:

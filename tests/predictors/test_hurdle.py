@@ -137,3 +137,11 @@ def test_level_calibration_keeps_each_jobs_shape():
     for sg in (0.1, 1.0):  # each spread covered at 0.7, which a single multiplicative shift cannot do
         assert abs(np.mean(yt[s == sg] <= q[s == sg]) - 0.7) < 0.03
     assert math.isfinite(q.max())
+
+
+def test_prediction_threads_do_not_change_the_result():
+    X, y, *_ = planted(3_000, 8)
+    est = HurdleQuantileGBM((0.5, 0.9), n_estimators=20).fit(X, y)
+    one = est.set_params(predict_threads=1).predict_at(X, CURVE_LEVELS)
+    two = est.set_params(predict_threads=2).predict_at(X, CURVE_LEVELS)
+    np.testing.assert_array_equal(one, two)
