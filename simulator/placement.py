@@ -14,8 +14,8 @@ FIT_RULES = ("first", "best")
 TOPOLOGY_RULES = ("none", "prefer", "require")
 
 
-def candidates(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndarray:
-    """Indices of the partition's nodes with at least ``need`` of every resource free."""
+def fitting(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndarray:
+    """Whether each node ``lo … hi − 1`` of the partition has at least ``need`` of every resource free."""
     c, m, g = need
     ok = free[0, lo:hi] >= c
     if m:
@@ -24,7 +24,12 @@ def candidates(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndar
         ok &= free[2, lo:hi] >= g
     if mask is not None:
         ok &= mask[lo:hi]
-    idx = ok.nonzero()[0]
+    return ok
+
+
+def candidates(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> np.ndarray:
+    """Indices of the partition's nodes with at least ``need`` of every resource free."""
+    idx = fitting(free, need, lo, hi, mask).nonzero()[0]
     return idx + lo if lo else idx
 
 
@@ -32,14 +37,7 @@ def first_candidate(free: np.ndarray, need: tuple, lo: int, hi: int, mask) -> in
     """The lowest-numbered node of the partition with at least ``need`` free, or -1."""
     if hi <= lo:
         return -1
-    c, m, g = need
-    ok = free[0, lo:hi] >= c
-    if m:
-        ok &= free[1, lo:hi] >= m
-    if g:
-        ok &= free[2, lo:hi] >= g
-    if mask is not None:
-        ok &= mask[lo:hi]
+    ok = fitting(free, need, lo, hi, mask)
     k = int(ok.argmax())
     return k + lo if ok[k] else -1
 
