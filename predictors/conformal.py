@@ -134,8 +134,9 @@ class LevelCalibrator(Estimator):
     """Calibration by level (nested conformal prediction, Gupta, Kuchibhotla & Ramdas 2022).
 
     The model's quantile curve, read at ``CURVE_LEVELS``, is a nested family of upper bounds; a calibration
-    job's score is the lowest curve level that covers it.  For a stated level τ the calibrated prediction is
-    the curve at the ⌈(n + 1)τ⌉-th smallest score: coverage ≥ τ under exchangeability, as for the shift,
+    job's score is the position along its curve (fractional, linear between levels) where the curve first
+    reaches its need.  For a stated level τ the calibrated prediction is the curve at the ⌈(n + 1)τ⌉-th
+    smallest score: coverage ≥ τ under exchangeability, as for the shift,
     but each job keeps the shape of its own predicted distribution (a job the model is sure of moves little,
     an uncertain one a lot).  ``cap``: past the curve's top comes the request, and predictions never exceed it;
     uncapped, a level the curve cannot reach reads its top (then the level is not guaranteed).
