@@ -15,12 +15,9 @@ given as ``mem_gib`` or ``mem_bytes``, GPU memory as ``gpu_mem_gib`` or ``gpu_me
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 import pandas as pd
 
-from .textio import InputError
+from .textio import InputError, read_toml
 
 GiB = 2**30
 GROUP_COLUMNS = ("group", "partition", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes")
@@ -28,14 +25,7 @@ GROUP_COLUMNS = ("group", "partition", "count", "cpus", "mem_bytes", "gpus", "gp
 
 def load_cluster_shape(path) -> pd.DataFrame:
     """Node groups as rows (one per group and partition): ``GROUP_COLUMNS``; a clear error for a bad file."""
-    p = Path(path)
-    try:
-        spec = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{p}: not valid TOML: {exc}") from exc
-    return cluster_shape_from_dict(spec, source=str(p))
+    return cluster_shape_from_dict(read_toml(path), source=str(path))
 
 
 def cluster_shape_from_dict(spec: dict, *, source: str = "cluster shape") -> pd.DataFrame:

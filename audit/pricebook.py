@@ -9,10 +9,10 @@ swaps the default (``cloud-on-demand``).
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+
+from .textio import parse_toml, read_toml
 
 HOURS_PER_YEAR = 8766.0
 DEFAULT_BOOK = "cloud-on-demand"
@@ -72,18 +72,8 @@ def load_price_book(path=None) -> PriceBook:
         name = path or DEFAULT_BOOK
         text = (resources.files("audit") / "data" / "pricebooks" / f"{name}.toml").read_text(encoding="utf-8")
         origin = f"price book {name!r}"
-    else:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PriceBookError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-        origin = str(p)
-    try:
-        spec = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PriceBookError(f"{origin}: not valid TOML: {exc}") from exc
-    return parse_price_book(spec, origin)
+        return parse_price_book(parse_toml(text, origin, PriceBookError), origin)
+    return parse_price_book(read_toml(path, PriceBookError), str(path))
 
 
 def parse_price_book(spec: dict, origin: str = "price book") -> PriceBook:

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .ledger import FileLedger, Quarantine
-
-UTC_NS = "datetime64[ns, UTC]"
+from .schema import UTC_NS
 
 #: column -> pandas dtype; text labels are categorical (a month of samples repeats a few thousand values)
 TELEMETRY_COLUMNS: dict[str, str] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import tomllib
 from pathlib import Path
 
 
@@ -27,3 +28,21 @@ def read_bytes(path) -> bytes:
 def read_text(path) -> str:
     """The file's text; bytes that are not UTF-8 become U+FFFD rather than stopping the run."""
     return read_bytes(path).decode("utf-8", errors="replace")
+
+
+def parse_toml(text: str, origin: str, error: type[Exception] = InputError) -> dict:
+    """TOML text as a dict; ``error`` (naming ``origin``) when it is not valid TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{origin}: not valid TOML: {exc}") from exc
+
+
+def read_toml(path, error: type[Exception] = InputError) -> dict:
+    """A TOML file as a dict; ``error`` naming the file when it cannot be read or is not valid TOML."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    return parse_toml(text, str(p), error)

@@ -10,7 +10,6 @@ its limit, so replaying the requests users made reproduces the log instead of ki
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
+
+from .textio import read_toml
 
 
 @dataclass(slots=True)
@@ -127,11 +128,7 @@ def to_cluster(spec, *, source: str = "cluster spec") -> Cluster | Pool:
     too.  Errors name the file and the offending entry."""
     if isinstance(spec, (str, Path)):
         source = str(spec)
-        try:
-            with open(spec, "rb") as fh:
-                spec = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{source}: not valid TOML: {exc}") from exc
+        spec = read_toml(spec, ValueError)
     if "cluster" in spec and isinstance(spec["cluster"], dict):
         spec = spec["cluster"]
     if "procs" in spec:

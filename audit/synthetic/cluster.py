@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
+
+from ..textio import parse_toml, read_toml
 
 DEFAULT_CLUSTER = "cluster.toml"
 KINDS = ("cpu", "bigmem", "gpu", "debug")
@@ -82,18 +83,9 @@ def parse_time_limit(text: str, where: str) -> int:
 
 def load_cluster(path: Path | None = None) -> Cluster:
     if path is None:
-        text, where = resources.files(__package__).joinpath(DEFAULT_CLUSTER).read_text(encoding="utf-8"), "cluster"
-    else:
-        where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read cluster shape: {exc.strerror or exc}") from exc
-    try:
-        spec = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not valid TOML: {exc}") from exc
-    return build_cluster(spec, where)
+        text = resources.files(__package__).joinpath(DEFAULT_CLUSTER).read_text(encoding="utf-8")
+        return build_cluster(parse_toml(text, "cluster", ValueError), "cluster")
+    return build_cluster(read_toml(path, ValueError), str(path))
 
 
 def _need(table: dict, key: str, where: str, kind=None):

@@ -7,20 +7,13 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
+from ..textio import read_toml
+
 DEFAULT_PROFILE = "profile.toml"
 
 
 def default_profile_text() -> str:
     return resources.files(__package__).joinpath(DEFAULT_PROFILE).read_text(encoding="utf-8")
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read profile: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from exc
 
 
 def merge(base: dict, override: dict, *, where: str, prefix: str = "") -> dict:
@@ -45,7 +38,7 @@ def load_profile(path: Path | None = None) -> dict:
     where = "profile"
     if path is not None:
         where = str(path)
-        profile = merge(profile, _read_toml(Path(path)), where=where)
+        profile = merge(profile, read_toml(path, ValueError), where=where)
     validate(profile, where)
     return profile
 
