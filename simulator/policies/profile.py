@@ -54,20 +54,16 @@ class Profile:
 
     def reserve(self, start: float, duration: float, alloc) -> None:
         """Hold ``alloc`` over ``[start, start + duration)``."""
-        if alloc is None or duration <= 0 or math.isinf(start):
-            return
-        lo = self._cut(start)
-        hi = self._cut(start + duration)
-        take = self.model.take
-        for k in range(lo, hi):
-            self.states[k] = take(self.states[k], alloc)
+        self._apply(start, duration, alloc, self.model.take)
 
     def release(self, start: float, duration: float, alloc) -> None:
         """Give back a reservation made with :meth:`reserve`."""
+        self._apply(start, duration, alloc, self.model.give)
+
+    def _apply(self, start: float, duration: float, alloc, op) -> None:
         if alloc is None or duration <= 0 or math.isinf(start):
             return
         lo = self._cut(start)
         hi = self._cut(start + duration)
-        give = self.model.give
         for k in range(lo, hi):
-            self.states[k] = give(self.states[k], alloc)
+            self.states[k] = op(self.states[k], alloc)
