@@ -10,16 +10,19 @@ gpus = 4; gpu_type = "a100"; gpu_mem_gib = 80; racks = 2
 ```
 
 A node group names one partition (``partition``) or several (``partitions = [...]``).  Memory may be
-given as ``mem_gib`` or ``mem_bytes``, GPU memory as ``gpu_mem_gib`` or ``gpu_mem_bytes``.
+given as ``mem_gib`` or ``mem_bytes``, GPU memory as ``gpu_mem_gib`` or ``gpu_mem_bytes``; every key is
+described at ``audit.to_simulator.to_cluster``, whose parser this module shares.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .textio import InputError, read_toml
+from simulator.records import Pool
 
-GiB = 2**30
+from .textio import InputError, read_toml
+from .to_simulator import to_cluster
+
 GROUP_COLUMNS = ("group", "partition", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes")
 
 
@@ -29,26 +32,24 @@ def load_cluster_shape(path) -> pd.DataFrame:
 
 
 def cluster_shape_from_dict(spec: dict, *, source: str = "cluster shape") -> pd.DataFrame:
-    groups = spec.get("node_groups")
-    if not groups:
+    """The node groups of a cluster spec, read by the simulator's parser (``to_simulator.to_cluster``, one
+    reading of the format), as ``GROUP_COLUMNS`` rows; ``InputError`` naming the entry when it is wrong."""
+    try:
+        cluster = to_cluster(spec, source=source)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    if isinstance(cluster, Pool):
         raise InputError(f"{source}: no [[node_groups]]")
+    groups = {g.name: g for g in cluster.groups}
     rows = []
-    for k, g in enumerate(groups):
-        where = f"{source}: node_groups[{k}] ({g.get('name', '?')})"
-        for need in ("count", "cpus"):
-            if not isinstance(g.get(need), int) or g[need] < 0:
-                raise InputError(f"{where}: '{need}' must be a whole number ≥ 0")
-        mem = g.get("mem_bytes", g.get("mem_gib", 0) * GiB)
-        gpus = int(g.get("gpus", 0))
-        gpu_mem = g.get("gpu_mem_bytes", g.get("gpu_mem_gib", 0) * GiB)
-        if gpus and not g.get("gpu_type"):
-            raise InputError(f"{where}: has gpus but no 'gpu_type'")
-        parts = g.get("partitions") or [g.get("partition")]
-        if not parts or not all(isinstance(x, str) and x for x in parts):
-            raise InputError(f"{where}: needs 'partition' or 'partitions'")
-        for part in parts:
-            rows.append((g.get("name", f"group{k}"), part, int(g["count"]), int(g["cpus"]), int(mem), gpus,
-                         g.get("gpu_type") or None, int(gpu_mem)))
+    for part in cluster.partitions:
+        for g in (groups[name] for name in part.groups):
+            if g.gpus and not g.gpu_type:
+                raise InputError(f"{source}: node group {g.name!r} has gpus but no 'gpu_type'")
+            rows.append((g.name, part.name, g.count, g.cpus, g.mem_bytes, g.gpus, g.gpu_type or None,
+                         g.gpu_mem_bytes))
+    if not rows:
+        raise InputError(f"{source}: no node group names a partition ('partition' or 'partitions')")
     return pd.DataFrame(rows, columns=GROUP_COLUMNS)
 
 
