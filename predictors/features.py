@@ -18,6 +18,8 @@ from .script import script_features
 from .targets import actual, eligible, get_target, request
 
 CATEGORICAL = ("user", "account", "partition", "qos", "gpu_type", "family")
+#: the request columns whose combination identifies "the same job again"
+REQUESTS = ("req_walltime_s", "req_cpus", "req_mem_bytes", "req_gpus", "req_nodes")
 
 #: VPA keeps a decaying histogram over about 8 days; KRR looks back 14 days (336 h) by default
 VPA_DAYS = 8.0
@@ -47,6 +49,21 @@ def _pair_codes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     frame = pd.DataFrame({"a": a, "b": bb})
     c = frame.groupby(["a", "b"], sort=False, dropna=False).ngroup().to_numpy().astype(np.int64)
     return np.where((a >= 0) & np.isfinite(b), c, -1)
+
+
+def _shape_codes(user: np.ndarray, columns: dict) -> np.ndarray:
+    """One code per (user, every request) combination; -1 where the user is missing."""
+    frame = pd.DataFrame({"user": user, **columns})
+    c = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy().astype(np.int64)
+    return np.where(user >= 0, c, -1)
+
+
+def in_flight(group: np.ndarray, submit: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The group's jobs submitted before this one and not yet ended when it was submitted."""
+    ones = np.ones(len(submit))
+    before = past_stats(group, submit, submit, ones, window=2, quantiles=())["count"]
+    ended = past_stats(group, submit, end, ones, window=2, quantiles=())["count"]
+    return np.where(group >= 0, np.clip(before - ended, 0, None), np.nan)
 
 
 def submission_burst(user: np.ndarray, submit: np.ndarray, req: np.ndarray) -> dict[str, np.ndarray]:
@@ -86,8 +103,9 @@ def submission_features(jobs: pd.DataFrame, target: str, *, window: int = 20, sc
     y = np.where(eligible(jobs, target), actual(jobs, target), np.nan)
     user = codes(jobs["user"])
     ages = {"vpa": (VPA_DAYS * DAY_S, 0.9, 128), "krr": (KRR_DAYS * DAY_S, "max", 0)}
+    shape = _shape_codes(user, {k: out[k] for k in REQUESTS})
     for name, grp, extra in (("user", user, ages), ("family", codes(out["family"]), None),
-                             ("userreq", _pair_codes(user, req), None)):
+                             ("userreq", _pair_codes(user, req), None), ("usershape", shape, None)):
         stats = past_stats(grp, submit, end, y, window=window, quantiles=(0.5, 0.9), age_windows=extra)
         for k, v in stats.items():
             out[f"{name}_{k}"] = v
@@ -96,6 +114,11 @@ def submission_features(jobs: pd.DataFrame, target: str, *, window: int = 20, sc
     rs = past_stats(user, submit, end, ratio, window=window, quantiles=(0.5, 0.9))
     for k in ("last1", "q50", "q90", "max"):
         out[f"user_logratio_{k}"] = rs[k]
+    with np.errstate(invalid="ignore"):
+        hit = np.where(np.isfinite(y) & (req > 0), (y >= 0.95 * req).astype(np.float64), np.nan)
+    out["user_hit_share"] = past_stats(user, submit, end, hit, window=window, quantiles=())["wmean"]
+    out["user_in_flight"] = in_flight(user, submit, end)
+    out["usershape_in_flight"] = in_flight(shape, submit, end)
     out.update(submission_burst(user, submit, req))
     frame = pd.DataFrame(out)
     if scripts is not None:

@@ -116,7 +116,7 @@ def past_stats(group: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, value
     """Per job, statistics of ``value`` over its group's jobs that ended before the job was submitted.
 
     Keys: ``count``, ``mean`` (all history), ``last1``, ``last2`` (most recent and the one before),
-    ``q50``/``q90``… (over the last ``window`` runs), ``max`` (last ``window`` runs), ``since_last_s``.
+    ``wmean``, ``q50``/``q90``… (over the last ``window`` runs), ``max`` (last ``window`` runs), ``since_last_s``.
     ``age_windows`` maps a name to ``(max_age_s, quantile, "max" or "count", cap)``: e.g. ``{"vpa": (8 * 86400, 0.9, 128)}``
     gives the 90th percentile of the group's values that ended in the last 8 days (at most the last 128).
     """
@@ -131,6 +131,8 @@ def past_stats(group: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, value
     out = {"count": count.astype(np.float64), "mean": np.where(count > 0, mean, np.nan),
            "last1": win[:, 0], "last2": win[:, 1]}
     w = win[:, :window]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["wmean"] = np.nansum(w, axis=1) / np.isfinite(w).sum(axis=1)
     qv = row_quantiles(w, quantiles)
     for j, q in enumerate(quantiles):
         out[f"q{round(q * 100):d}"] = qv[:, j]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit.schema import conform
+from predictors.features import in_flight, submission_features
 from predictors.history import past_stats
 
 
@@ -74,8 +77,10 @@ def test_matches_brute_force(rows, window):
             assert s["q50"][i] == pytest.approx(np.quantile(w, 0.5))
             assert s["q90"][i] == pytest.approx(np.quantile(w, 0.9))
             assert s["max"][i] == max(w)
+            assert s["wmean"][i] == pytest.approx(np.mean(w))
         else:
             assert np.isnan(s["mean"][i]) and np.isnan(s["last1"][i]) and np.isnan(s["max"][i])
+            assert np.isnan(s["wmean"][i])
         if len(h) >= 2:
             assert s["last2"][i] == h[-2]
         r = recent[i]
@@ -85,3 +90,33 @@ def test_matches_brute_force(rows, window):
             assert s["recent_q9"][i] == pytest.approx(np.quantile(r, 0.9))
         else:
             assert np.isnan(s["recent_max"][i]) and np.isnan(s["recent_q9"][i])
+
+
+def test_in_flight_by_hand():
+    # user 0 submits at 0, 10, 20; the first ends at 15, the second at 40: the third sees one in flight
+    group = np.array([0, 0, 0, 1, -1])
+    submit = np.array([0.0, 10.0, 20.0, 12.0, 30.0])
+    end = np.array([15.0, 40.0, 25.0, 50.0, 35.0])
+    got = in_flight(group, submit, end)
+    np.testing.assert_array_equal(got[:4], [0, 1, 1, 0])
+    assert np.isnan(got[4])
+
+
+def test_same_shape_history_and_hit_share():
+    # one user, two request shapes: the history of a shape reads only that shape's past runs
+    t = pd.Timestamp("2026-01-05", tz="UTC")
+    jobs = pd.DataFrame({
+        "cluster": "c", "job_id": ["1", "2", "3", "4"], "user": ["a"] * 4, "account": "x", "partition": "p",
+        "job_name": ["run"] * 4, "state": "COMPLETED",
+        "time_limit_s": [3600, 600, 3600, 600], "req_cpus": 4, "alloc_cpus": 4, "req_nodes": 1,
+        "submit_time": [t, t + pd.Timedelta(seconds=10), t + pd.Timedelta(hours=3), t + pd.Timedelta(hours=4)],
+        "elapsed_s": [3500, 599, 100, 50]})
+    jobs["start_time"] = jobs["submit_time"]
+    jobs["end_time"] = jobs["submit_time"] + pd.to_timedelta(jobs["elapsed_s"], unit="s")
+    jobs = conform(jobs)
+    X = submission_features(jobs, "walltime")
+    assert X["usershape_last1"].iloc[2] == 3500.0 and X["usershape_last1"].iloc[3] == 599.0
+    assert X["user_last1"].iloc[3] == 100.0
+    # both earlier runs used ≥ 95 % of their limit; by the fourth job one of three had
+    assert X["user_hit_share"].iloc[2] == 1.0 and X["user_hit_share"].iloc[3] == pytest.approx(2 / 3)
+    assert X["usershape_in_flight"].iloc[1] == 0 and X["user_in_flight"].iloc[1] == 1

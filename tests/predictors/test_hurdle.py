@@ -145,3 +145,27 @@ def test_prediction_threads_do_not_change_the_result():
     one = est.set_params(predict_threads=1).predict_at(X, CURVE_LEVELS)
     two = est.set_params(predict_threads=2).predict_at(X, CURVE_LEVELS)
     np.testing.assert_array_equal(one, two)
+
+
+def test_hit_region_is_conditional():
+    """Half the users' jobs that reach their limit are recorded 10 % over it (killed after a grace time),
+    the others' stop at 97 % of it: the hit region of each job follows its own user."""
+    rng = np.random.default_rng(5)
+    n = 12_000
+    req = np.exp(rng.uniform(5, 9, n))
+    user = rng.integers(0, 6, n)
+    hit = rng.random(n) < 0.3
+    over = user % 2 == 0
+    y = np.where(hit, np.where(over, 1.1, 0.97) * req, req * np.exp(-2 + 0.3 * rng.standard_normal(n)))
+    X = pd.DataFrame({"user": pd.array([f"u{u}" for u in user], dtype="string"), "request": req})
+    est = HurdleQuantileGBM((0.5, 0.95), n_estimators=60, random_state=0).fit(X, y)
+    assert len(est.hit_boosters_) == len(est.hit_grid)
+    q95 = est.predict(X)[:, 1] / req
+    assert np.median(q95[over]) == pytest.approx(1.1, abs=0.02)
+    assert np.median(q95[~over]) == pytest.approx(1.0, abs=0.005)  # at least the request
+    assert np.mean(y[over] <= est.predict(X)[over, 1]) > 0.93
+    # too few hitting jobs for boosters of their own: one set of quantiles serves every job
+    few = HurdleQuantileGBM((0.5, 0.95), n_estimators=20, min_hits=n, random_state=0).fit(X, y)
+    assert few.hit_boosters_ == []
+    g = few.predict(X)[:, 1] / req
+    assert np.ptp(g[hit & over]) < 0.2 and abs(np.median(g[over]) - np.median(g[~over])) < 0.02
