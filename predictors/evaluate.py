@@ -96,16 +96,24 @@ def failure_prediction(frame: pd.DataFrame, target: str, levels, *, risk: float 
     return out
 
 
+def scored_names(res: RollingResult) -> list[str]:
+    """Every model, then each calibrated model capped at the request (``MODEL_capped``)."""
+    return [*res.models, *(f"{m}_capped" for m in res.models if f"{m}_capped@{res.levels[0]}" in res.jobs)]
+
+
 def evaluate_jobs(jobs: pd.DataFrame, target: str, levels=(0.5, 0.9, 0.99), *, models=None, risk: float = 0.9,
                   n_estimators: int = 60, num_threads: int = 1, random_state: int = 0, top_groups: int = 10,
-                  **rolling) -> Evaluation:
-    """Run the rolling origin for ``target`` and score every model on the scored (calibrated) test weeks."""
+                  cap: bool = False, **rolling) -> Evaluation:
+    """Run the rolling origin for ``target`` and score every model on the scored (calibrated) test weeks.
+
+    A calibrated model is scored as a quantile of the need (``cap=False``: free to exceed the request, as
+    the baselines are) and, as ``MODEL_capped``, as the right-sized request (never above the original)."""
     levels = tuple(float(x) for x in levels)
     est = default_models(levels, target, n_estimators=n_estimators, num_threads=num_threads,
                          random_state=random_state, only=models)
-    res = RollingForecaster(est, levels, **rolling).run(jobs, target)
+    res = RollingForecaster(est, levels, cap=cap, **rolling).run(jobs, target)
     tested = res.jobs[res.jobs["scored"]].reset_index(drop=True)
-    names = list(res.models)
+    names = scored_names(res)
     metrics = metric_table(tested, names, levels)
     breakdowns = {}
     for by in BREAKDOWNS:
@@ -125,7 +133,7 @@ def as_dict(ev: Evaluation, labels) -> dict:
     levels = ev.rolling.levels
     label = dict(zip(levels, labels, strict=True))
     models = {}
-    for m in ev.rolling.models:
+    for m in dict.fromkeys(ev.metrics["model"]):
         t = ev.metrics[ev.metrics["model"] == m]
         models[m] = {label[r.level]: {k: _num(getattr(r, k)) for k in METRICS} for r in t.itertuples()}
     return {"target": ev.rolling.target, "jobs_tested": int(ev.rolling.jobs["scored"].sum()), "models": models}

@@ -25,9 +25,10 @@ from .targets import actual, eligible, get_target, request, weight
 @dataclass
 class RollingResult:
     """``jobs``: one row per eligible job in submission order with ``row`` (its position in the input), ``y``, ``request``, ``w``, ``fold``,
-    ``scored``, ``cold_user``, ``cold_family`` and a column ``MODEL@LEVEL`` per prediction (calibrated for
-    the calibrated models, whose raw output is ``MODEL_raw@LEVEL`` and uncapped calibration
-    ``MODEL_nocap@LEVEL``).  ``folds``: one row per fold."""
+    ``scored``, ``cold_user``, ``cold_family`` and a column ``MODEL@LEVEL`` per prediction.  A calibrated
+    model's ``MODEL@LEVEL`` is its calibrated quantile capped at the request (``cap``) or not; both are also
+    kept as ``MODEL_capped@LEVEL`` and ``MODEL_nocap@LEVEL``, and the raw output as ``MODEL_raw@LEVEL``.
+    ``folds``: one row per fold."""
 
     target: str
     levels: tuple
@@ -153,7 +154,7 @@ class RollingForecaster:
         out["cold_user"] = cold_user
         out["cold_family"] = cold_family
         scored = np.zeros(len(meta), dtype=bool)
-        cal = {m: {tag: np.full((len(meta), len(levels)), np.nan) for tag in ("cap", "nocap")}
+        cal = {m: {tag: np.full((len(meta), len(levels)), np.nan) for tag in ("capped", "nocap")}
                for m in self.models if m in self.calibrated}
         predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
         for k, o in enumerate(org):
@@ -168,7 +169,7 @@ class RollingForecaster:
                 continue
             scored[test] = True
             for m in cal:
-                for tag, cap in (("cap", self.cap), ("nocap", False)):
+                for tag, cap in (("capped", True), ("nocap", False)):
                     P = cal[m][tag]
                     seen = np.isfinite(P[:, 0]) & (end < o)
                     eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
@@ -180,7 +181,8 @@ class RollingForecaster:
         for m in self.models:
             for j, lv in enumerate(levels):
                 if m in cal:
-                    cols[f"{m}@{lv}"] = cal[m]["cap"][:, j]
+                    cols[f"{m}@{lv}"] = cal[m]["capped" if self.cap else "nocap"][:, j]
+                    cols[f"{m}_capped@{lv}"] = cal[m]["capped"][:, j]
                     cols[f"{m}_nocap@{lv}"] = cal[m]["nocap"][:, j]
                     cols[f"{m}_raw@{lv}"] = raw[m][:, j]
                 else:

@@ -91,7 +91,9 @@ def test_cli_json_shape(small_month, tmp_path):
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert set(d) == {"target", "jobs_tested", "models"} and d["target"] == "cpus" and d["jobs_tested"] > 0
-    assert list(d["models"]) == ["request", "last_two", "lightgbm"]
+    assert list(d["models"]) == ["request", "last_two", "lightgbm", "lightgbm_capped"]
+    # capped at the request, the right-sized request can only release requested resource-hours
+    assert all(v["recovered_fraction"] >= 0 for v in d["models"]["lightgbm_capped"].values())
     assert list(d["models"]["lightgbm"]) == ["0.5", "0.90"]
     assert set(d["models"]["lightgbm"]["0.90"]) == {"coverage", "under_rate", "overprov_ratio",
                                                     "recovered_fraction", "pinball"}
