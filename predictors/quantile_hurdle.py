@@ -18,8 +18,8 @@ their limit are recorded a little over it (the scheduler's grace time), which is
 request reads, and whether a job is killed or stops just short is mostly its user's habit.  So the
 hitting jobs get quantile boosters of their own (``hit_boosters_`` at ``HIT_GRID``), or, with fewer than
 ``min_hits`` of them, one set of quantiles for all (``hit_quantiles_``).  Jobs without a request are
-modelled as ``log(need + c)`` by the same boosters.  :meth:`predict_at` gives the whole quantile curve, which calibration by level
-(``conformal.LevelCalibrator``) reads.
+modelled as ``log(need + c)`` by the same boosters.  :meth:`predict_at` gives the whole quantile curve,
+which calibration by level (``conformal.LevelCalibrator``) reads.
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ def curve_on_grid(z_grid: np.ndarray, grid: np.ndarray, p: np.ndarray, z_low: np
     """Mixture quantiles in log space, jobs × ``alphas``.
 
     ``z_grid`` (jobs × grid): quantiles of the jobs that do not hit; ``p``: each job's hit probability;
-    ``hit_q``: quantiles of the hitting jobs at ``hit_levels``, one row for all jobs or one per job; ``z_low``: the least a hitting job is
-    taken to need (the request, 0 in log ratio; the grid's top for a job that cannot hit).  Level α < 1 − p
-    reads the grid at α / (1 − p), interpolated, and rises from the grid's top to ``z_low`` past it; level
-    α ≥ 1 − p reads the hitting jobs' quantile at (α − (1 − p)) / p, or ``z_low`` if more.
+    ``hit_q``: quantiles of the hitting jobs at ``hit_levels``, one row for all jobs or one per job;
+    ``z_low``: the least a hitting job is taken to need (the request, 0 in log ratio; the grid's top for a
+    job that cannot hit).  Level α < 1 − p reads the grid at α / (1 − p), interpolated, and rises from the
+    grid's top to ``z_low`` past it; level α ≥ 1 − p reads the hitting jobs' quantile at (α − (1 − p)) / p,
+    or ``z_low`` if more.
     """
     rows = np.arange(len(p))
     out = np.empty((len(p), len(alphas)))
