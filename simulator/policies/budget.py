@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
 from ..result import BUDGET
 from .easy import EASY
+from .order import place_new
 
 UNDER, OVER, SPARE = 0, 1, 2
 
@@ -120,19 +121,8 @@ class Budget:
         key = self.key
         q = ctx.queue
         if self.cls.key is key and self._sorted_at == self.preemptions:
-            # the queue is still sorted but for the jobs added since, which the engine appends
-            # (only they have no key yet): place each by bisection, after any equal key, as the
-            # stable sort would
-            n = len(q)
-            k = n
-            while k and key[q[k - 1]] is None:
-                k -= 1
-            if k < n:
-                new = q[k:]
-                del q[k:]
-                for i in new:
-                    key[i] = (self.job_class(ctx, i), ctx.queued_at[i], ctx.ids[i])
-                    insort(q, i, key=key.__getitem__)
+            # the queue is still sorted but for the jobs added since
+            place_new(q, key, lambda i: (self.job_class(ctx, i), ctx.queued_at[i], ctx.ids[i]))
             return
         # keys were reset (classes changed) or preempted jobs were put back: sort afresh
         for i in q:

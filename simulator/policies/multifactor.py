@@ -11,11 +11,10 @@ the earlier queue time, then the lower job number.
 
 from __future__ import annotations
 
-from bisect import insort
-
 import numpy as np
 
 from .fairtree import FairTree
+from .order import place_new
 
 GIB = 1024.0**3
 
@@ -106,12 +105,11 @@ class Multifactor:
         return self.size_qos
 
     def priority(self, ctx, i: int) -> float:
-        wa, wf, ws, wq = self.weights
+        wa, wf = self.weights[:2]
         age = min(1.0, (ctx.now - ctx.queued_at[i]) / self.max_age_s) if self.max_age_s > 0 else 1.0
         fs = self.factor_of.get(self.job_leaf[i], 0.0)
-        size = min(1.0, ctx.nodes_req[i] * ctx.cpus_req[i] / self.total_cpus)
-        qos = self.qos_priority.get(ctx.qos[i], 0) / self.qos_top
-        return wa * age + wf * fs + ws * size + wq * qos
+        size, qos = self._size_qos(ctx)[i]  # already weighted
+        return wa * age + wf * fs + size + qos
 
     def arrange(self, ctx) -> None:
         q = ctx.queue
@@ -133,20 +131,8 @@ class Multifactor:
                 key[i] = (-(wa * age + wf * fs(job_leaf[i], 0.0) + size + qos), queued_at[i], ids[i])
             q.sort(key=key.__getitem__)
             return
-        # between recalculations the queue stays sorted but for the jobs added since the last pass,
-        # which the engine appends (only they have no key yet): place each by bisection, after any
-        # equal key, as the stable sort would
-        n = len(q)
-        k = n
-        while k and key[q[k - 1]] is None:
-            k -= 1
-        if k == n:
-            return
-        new = q[k:]
-        del q[k:]
-        for i in new:
-            key[i] = (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i])
-            insort(q, i, key=key.__getitem__)
+        # between recalculations the queue stays sorted but for the jobs added since the last pass
+        place_new(q, key, lambda i: (-self.priority(ctx, i), ctx.queued_at[i], ctx.ids[i]))
 
     def requeued(self, ctx, i: int) -> None:
         self.key[i] = None
