@@ -13,11 +13,13 @@ import pandas as pd
 
 from audit.families import job_family
 
-from .history import past_stats
+from .history import build_events, past_stats, query_bounds
 from .script import script_features
 from .targets import actual, eligible, get_target, request
 
 CATEGORICAL = ("user", "account", "partition", "qos", "gpu_type", "family")
+#: a job whose need reaches this share of its request uses (or is killed at) all of it
+HIT_FRACTION = 0.95
 #: the request columns whose combination identifies "the same job again"
 REQUESTS = ("req_walltime_s", "req_cpus", "req_mem_bytes", "req_gpus", "req_nodes")
 
@@ -60,10 +62,11 @@ def _shape_codes(user: np.ndarray, columns: dict) -> np.ndarray:
 
 def in_flight(group: np.ndarray, submit: np.ndarray, end: np.ndarray) -> np.ndarray:
     """The group's jobs submitted before this one and not yet ended when it was submitted."""
-    ones = np.ones(len(submit))
-    before = past_stats(group, submit, submit, ones, window=2, quantiles=())["count"]
-    ended = past_stats(group, submit, end, ones, window=2, quantiles=())["count"]
-    return np.where(group >= 0, np.clip(before - ended, 0, None), np.nan)
+    def before(t: np.ndarray) -> np.ndarray:  # the group's jobs with time t strictly before the submission
+        lo, hi = query_bounds(build_events(group, t, np.ones(len(t)), submit), group, submit)
+        return hi - lo
+
+    return np.where(group >= 0, np.clip(before(submit) - before(end), 0, None), np.nan)
 
 
 def submission_burst(user: np.ndarray, submit: np.ndarray, req: np.ndarray) -> dict[str, np.ndarray]:
@@ -115,7 +118,7 @@ def submission_features(jobs: pd.DataFrame, target: str, *, window: int = 20, sc
     for k in ("last1", "q50", "q90", "max"):
         out[f"user_logratio_{k}"] = rs[k]
     with np.errstate(invalid="ignore"):
-        hit = np.where(np.isfinite(y) & (req > 0), (y >= 0.95 * req).astype(np.float64), np.nan)
+        hit = np.where(np.isfinite(y) & (req > 0), (y >= HIT_FRACTION * req).astype(np.float64), np.nan)
     out["user_hit_share"] = past_stats(user, submit, end, hit, window=window, quantiles=())["wmean"]
     out["user_in_flight"] = in_flight(user, submit, end)
     out["usershape_in_flight"] = in_flight(shape, submit, end)

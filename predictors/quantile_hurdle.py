@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
-from .features import CATEGORICAL
+from .features import CATEGORICAL, HIT_FRACTION
 from .quantile_gbm import category_vocab, encode
 
 #: levels of the boosters fitted on the jobs that do not use all of their request
@@ -100,7 +100,7 @@ class HurdleQuantileGBM(Estimator):
     """
 
     def __init__(self, levels=(0.5, 0.9, 0.99), *, grid=GRID, hit_grid=HIT_GRID, min_hits: int = 500,
-                 hit_fraction: float = 0.95, n_estimators: int = 60, classifier_rounds: int = 150,
+                 hit_fraction: float = HIT_FRACTION, n_estimators: int = 60, classifier_rounds: int = 150,
                  classifier_learning_rate: float = 0.05, hit_rounds: int = 30, hit_learning_rate: float = 0.3,
                  learning_rate: float = 0.15, num_leaves: int = 15, min_child_samples: int = 40, max_bin: int = 127,
                  log_offset: float = 1.0, categorical=CATEGORICAL, num_threads: int = 1, predict_threads: int = 2,

@@ -157,11 +157,12 @@ class RollingForecaster:
         cal = {m: {tag: np.full((len(meta), len(levels)), np.nan) for tag in ("capped", "nocap")}
                for m in self.models if m in self.calibrated}
         predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
+        inputs = {m: curves.get(m, raw[m]) for m in cal}  # what each calibrator reads
         for k, o in enumerate(org):
             test = np.flatnonzero((fold == k) & predicted)
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
-            cal_raw = {m: (curves[m] if m in curves else raw[m])[cm] for m in cal}
+            cal_raw = {m: inputs[m][cm] for m in cal}
             if len(test) and cm.sum() < self.min_cal and self.split_calibration:
                 cm, cal_raw = self._split(X, y, end, submit, o, cal)
                 rows[k]["cal_jobs"] = int(cm.sum())
@@ -175,7 +176,7 @@ class RollingForecaster:
                     eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
                     c = calibrator(m in curves, levels, spec.log_offset, cap)
                     c.fit(cal_raw[m], y[cm], req[cm], effective_levels=eff)
-                    P[test] = c.transform((curves[m] if m in curves else raw[m])[test], req[test])
+                    P[test] = c.transform(inputs[m][test], req[test])
         out["scored"] = scored
         cols = {}
         for m in self.models:
