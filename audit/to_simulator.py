@@ -45,8 +45,9 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     With ``procs`` (the Standard Workload Format replay): one pool of ``procs`` processors, a job
     needs ``req_cpus`` processors (the SWF reader fills it from field 8, else field 5), jobs wider
     than the pool are dropped and counted, and memory is ignored (no memory limit, so no memory
-    kills: the pool models processors only).  Rows without a submit time or run time are dropped and
-    counted.  Rows are ordered by submit time, then job number.
+    kills: the pool models processors only).  Rows without a submit time, a run time or any CPU count
+    (neither requested nor allocated: SWF fields 5 and 8 both -1) cannot be replayed and are dropped
+    and counted.  Rows are ordered by submit time, then job number.
     """
     df = table
     dropped = {}
@@ -54,7 +55,9 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     no_run = df["elapsed_s"].isna().to_numpy()
     dropped["no_submit_time"] = int(no_submit.sum())
     dropped["no_run_time"] = int((no_run & ~no_submit).sum())
-    keep = ~(no_submit | no_run)
+    no_cpus = (df["req_cpus"].isna() & df["alloc_cpus"].isna()).to_numpy() & ~(no_submit | no_run)
+    dropped["unknown_cpus"] = int(no_cpus.sum())
+    keep = ~(no_submit | no_run | no_cpus)
     nodes = _ints(df["req_nodes"].fillna(df["alloc_nodes"]), 1).clip(min=1)
     cpus_total = _ints(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
     if procs is not None:

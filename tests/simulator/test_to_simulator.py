@@ -37,7 +37,7 @@ def table():
 def test_to_jobs_per_node_requests_and_order():
     out = to_jobs(table())
     j = out.jobs
-    assert out.dropped == {"no_submit_time": 0, "no_run_time": 1}
+    assert out.dropped == {"no_submit_time": 0, "no_run_time": 1, "unknown_cpus": 0}
     assert j["id"].tolist() == [11, 10, 12]  # submit time, then job number
     assert j["submit"].tolist() == [0.0, 5.0, 5.0]
     assert j["logged_start"].tolist() == [3.0, 6.0, 7.0]
@@ -55,6 +55,25 @@ def test_to_jobs_pool_drops_wide_jobs_and_ignores_memory():
     assert out.dropped["wider_than_pool"] == 1
     assert out.jobs["id"].tolist() == [11, 10]
     assert (out.jobs["mem"] == 0).all() and (out.jobs["nodes"] == 1).all()
+
+
+def test_swf_jobs_with_unknown_processors_are_dropped_and_counted(tmp_path):
+    """SWF fields 5 (allocated) and 8 (requested processors) both -1: the job cannot be replayed."""
+    from audit.read_swf import read_swf
+
+    path = tmp_path / "t.swf"
+    path.write_text(
+        "; MaxProcs: 8\n"
+        "1 0 0 10 4 -1 -1 4 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "2 5 0 10 -1 -1 -1 -1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"   # processors unknown
+        "3 6 0 10 -1 -1 -1 2 20 -1 1 1 1 -1 -1 -1 -1 -1\n"    # requested known: kept
+        "4 7 0 10 16 -1 -1 16 20 -1 1 1 1 -1 -1 -1 -1 -1\n"   # wider than the pool
+    )
+    out = to_jobs(read_swf(path).jobs, procs=8)
+    assert out.dropped == {"no_submit_time": 0, "no_run_time": 0, "unknown_cpus": 1, "wider_than_pool": 1}
+    assert out.jobs["id"].tolist() == [1, 3]
+    assert out.jobs["cpus"].tolist() == [4, 2]
+    assert to_jobs(read_swf(path).jobs).dropped["unknown_cpus"] == 1
 
 
 def test_to_cluster_from_toml(tmp_path):
