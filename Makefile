@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-fast bench lint clean
+.PHONY: install demo test test-fast test-deep bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: $(STAMP)
 # skips the real-Slurm integration test (needs root and apt)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slurm" $(PYTEST_ARGS)
+
+# every hypothesis property with random draws and thousands of examples each (tests/profiles.py);
+# run before a change to the simulator or the readers lands
+test-deep: $(STAMP)
+	RECLAIM_HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -m property $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,4 +1,5 @@
-"""Shared test fixtures: where the real traces live, and skipping cleanly when they are absent."""
+"""Shared test fixtures: where the real traces live, and skipping cleanly when they are absent; the
+hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test."""
 
 from __future__ import annotations
 
@@ -6,8 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.profiles import register
+
+register()
+
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = (ROOT / ".." / "shared" / "traces").resolve()
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
 
 
 def trace(*parts: str) -> Path:

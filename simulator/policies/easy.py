@@ -18,7 +18,15 @@ Incremental passes: a pass in which nothing was released since the previous one 
 unchanged cannot start the head or any job examined before — free resources and the extra only
 shrank and the clock only advanced — so the reservation is kept and, under an order that only
 appends, only the new jobs are examined (under other orders the skip memo of the node path does
-the same).  For a pool this gives the same schedule as full passes, faster.
+the same).  The kept reservation is the one a full pass would compute only while every job started
+since it either ends by its estimate before the shadow time (released before the head fits, so it
+changes nothing), or after it inside the extra (never released before the head fits: the extra
+shrinks by exactly its allocation, and first fit places the head on the same nodes).  So a pass
+that starts a job estimated to end exactly at the shadow time (without ``release_ties`` it sorts
+after the job that lets the head fit and is not released) or, under best fit, a job inside the
+extra (the tightest nodes for the head may change) drops the reservation: the next pass is full.
+With that, incremental passes give the same starts and wait reasons as full passes, on a pool and
+on nodes (property-tested against a policy that forgets everything before each pass).
 """
 
 from __future__ import annotations
@@ -72,31 +80,20 @@ class EASY:
                 # a static order only appends: the jobs from ``seen`` on are the new ones; another
                 # order may have put new jobs anywhere, so look at all (the memo skips the old ones)
                 first = seen if getattr(self.order, "static", False) else 1
-                if first > 1:
-                    # jobs held back by the reservation at the last pass still are, if they still
-                    # fit now (on a node cluster: if no node lacks the room, a cheap bound)
-                    notes = ctx.pass_notes
-                    req = ctx.req
-                    if ctx.model.kind == "pool":
-                        free = ctx.free
-                        for i in self._held:
-                            if req[i] <= free:
-                                notes[i] = RESERVATION
-                    elif self._held:
-                        mc, mm, mg = ctx.free.max(axis=1).tolist()
-                        for i in self._held:
-                            nc, nm, ng = req[i].need_t
-                            if nc <= mc and nm <= mm and ng <= mg:
-                                notes[i] = RESERVATION
-                extra = backfill(ctx, q, shadow, extra, self.depth, first=first, memo=self._memo)
-                self._finish_pass(ctx, head, shadow, extra)
+                if first > 1 and self._held and not ctx.exhausted():
+                    note_held(ctx, self._held)
+                extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, first=first, memo=self._memo,
+                                             ties=not self.release_ties)
+                self._finish_pass(ctx, head, shadow, extra, keep, seen)
                 return
             if not touches(ctx, head, releases):
                 # resources came back only on nodes the head cannot use: its reservation stands,
-                # but every waiting job may now fit
+                # but every waiting job may now fit, and those nodes' extra is all of them again
                 ctx.note(head, RESOURCES)
-                extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
-                self._finish_pass(ctx, head, shadow, extra)
+                open_outside(ctx.model, ctx.req[head], extra)
+                extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo,
+                                             ties=not self.release_ties)
+                self._finish_pass(ctx, head, shadow, extra, keep, seen)
                 return
         self._cache = None
         started = start_head(ctx, q)
@@ -109,12 +106,38 @@ class EASY:
         shadow, extra = reservation(ctx, head, self.release_ties)
         if self.record and ctx.ids[head] not in self.reservations:
             self.reservations[ctx.ids[head]] = shadow
-        extra = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo)
-        self._finish_pass(ctx, head, shadow, extra)
+        extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo, ties=not self.release_ties)
+        self._finish_pass(ctx, head, shadow, extra, keep, seen)
 
-    def _finish_pass(self, ctx, head: int, shadow: float, extra) -> None:
-        self._cache = (head, shadow, extra, len(ctx.queue), ctx.releases)
+    def _finish_pass(self, ctx, head: int, shadow: float, extra, keep: bool, seen: int) -> None:
+        if not keep:  # a start this pass changed what a full pass would reserve (module text)
+            self._cache = None
+            return
+        self._cache = (head, shadow, extra, seen, ctx.releases)
         self._held = [i for i, r in ctx.pass_notes.items() if r == RESERVATION]
+
+
+def note_held(ctx, held) -> None:
+    """Note the jobs the reservation held back at the last pass (nothing released since) that still
+    fit now: a full pass would find each late, fitting, and not fitting in the (smaller) extra."""
+    notes = ctx.pass_notes
+    req = ctx.req
+    if ctx.model.kind == "pool":
+        free = ctx.free
+        for i in held:
+            if req[i] <= free:
+                notes[i] = RESERVATION
+        return
+    fits = ctx.model.fits
+    free = ctx.free
+    fit_now: dict = {}  # request → whether it fits the free state (unchanged during this loop)
+    for i in held:
+        r = req[i]
+        ok = fit_now.get(id(r))
+        if ok is None:
+            ok = fit_now[id(r)] = fits(free, r) is not None
+        if ok:
+            notes[i] = RESERVATION
 
 
 def touches(ctx, head: int, since: int) -> bool:
@@ -139,7 +162,13 @@ def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
         shadow, extra = _generic_reservation(ctx, head, release_ties)
     else:
         shadow, extra = _node_reservation(ctx, head, release_ties)
-    r = ctx.req[head]
+    open_outside(model, ctx.req[head], extra)
+    return shadow, extra
+
+
+def open_outside(model, r, extra) -> None:
+    """Set the extra of every node outside the head's partition (``r``) to its capacity, in place:
+    the head never needs those nodes."""
     cap = model.capacity
     if r.mask is not None:
         outside = ~r.mask
@@ -147,7 +176,6 @@ def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
     else:  # a range of nodes: the rest lies on either side
         extra[:, : r.lo] = cap[:, : r.lo]
         extra[:, r.hi :] = cap[:, r.hi :]
-    return shadow, extra
 
 
 def _pool_reservation(ctx, head: int, release_ties: bool) -> tuple:
@@ -231,19 +259,33 @@ def _generic_reservation(ctx, head: int, release_ties: bool) -> tuple:
     return math.inf, f
 
 
-def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None):
+def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None, ties: bool = False):
     """Start later jobs (from position ``first``) that cannot delay the head's reservation (see the
-    module text); return what is left of the extra."""
+    module text).  Return what is left of the extra; whether the reservation may be kept for the
+    next pass (not when ``ties`` — jobs ending at the shadow time are not all released — and a job
+    estimated to end exactly at the shadow time started, nor when under best fit a job started
+    inside the extra); and the queue position before which every job has now been examined (the
+    depth cap and a cluster left with nothing free stop the examination short)."""
     stop = len(q) if depth is None else min(len(q), depth + 1)
     if first >= stop or ctx.exhausted():
-        return extra
+        return extra, True, min(first, len(q))
     if ctx.model.kind == "pool":
-        started, extra = _backfill_pool(ctx, q, first, stop, shadow, extra)
+        started, extra, end = _backfill_pool(ctx, q, first, stop, shadow, extra)
     else:
-        started, extra = _backfill_nodes(ctx, q, first, stop, shadow, extra, memo)
+        started, extra, end = _backfill_nodes(ctx, q, first, stop, shadow, extra, memo)
+    keep = True
+    if started:
+        est = ctx.est
+        now = ctx.now
+        stable = ctx.model.kind == "pool" or ctx.model.fit == "first"
+        for pos in started:
+            ends = now + est[q[pos]]
+            if (ties and ends == shadow) or (not stable and ends > shadow):
+                keep = False
+                break
     for pos in reversed(started):
         del q[pos]
-    return extra
+    return extra, keep, end - len(started)
 
 
 def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> tuple:
@@ -254,6 +296,7 @@ def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> 
     free = ctx.free
     notes = ctx.pass_notes
     started = []
+    end = stop
     for pos in range(first, stop):
         i = q[pos]
         r = req[i]
@@ -268,8 +311,9 @@ def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> 
         free = ctx.free
         started.append(pos)
         if free <= 0:
+            end = pos + 1
             break
-    return started, extra
+    return started, extra, end
 
 
 def _fits_on(r, rows) -> bool:
@@ -323,6 +367,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             xrows = list(zip(nodes, np.minimum(free[:, nodes], extra[:, nodes]).T.tolist(), strict=True))
     started = []
     broke = False
+    end = stop
     if memo is not None and marks:
         # most waiting jobs did not fit at the last pass and saw no release in their partition
         part = memo.get("part")
@@ -349,13 +394,14 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                     if not fit:
                         continue
                 marks.discard(i)
-            elif late and i in xmarks and r.nodes == 1:
+            elif late and i in xmarks and r.nodes == 1 and key not in failed_extra:
                 fit = on_xrows.get(key)
                 if fit is None:
                     fit = on_xrows[key] = _fits_on(r, xrows)
                 if not fit:
-                    notes[i] = RESERVATION  # did not fit in the extra at the last pass
-                    continue
+                    # did not fit in the extra at the last pass, nor on the nodes released since: it
+                    # is held by the reservation if it fits the free state at all (below)
+                    failed_extra.add(key)
         if key in failed:
             if memo is not None:
                 marks.add(i)
@@ -390,6 +436,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         started.append(pos)
         if ctx.exhausted():
             broke = pos + 1 < stop
+            end = pos + 1
             break
     if memo is not None:
         if broke:
@@ -399,4 +446,4 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             marks.difference_update(q[stop:])  # nor were jobs beyond the depth cap
             xmarks.difference_update(q[stop:])
         memo["releases"] = ctx.releases
-    return started, extra
+    return started, extra, end

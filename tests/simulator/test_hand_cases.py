@@ -324,3 +324,41 @@ def test_simulate_by_policy_name():
     assert m["mean_wait_s"] == (0 + 9 + 0 + 12) / 4
     with pytest.raises(ValueError, match="unknown policy 'sjf'"):
         simulate(provenance_jobs(), Pool(4), "sjf")
+
+
+ISSUE_TRACE = ("(1,35,0,1,15) (2,0,0,1,1) (3,12,2,1,15) (4,0,0,1,1) (5,0,0,1,1) (6,2,2,1,9) (7,0,0,1,1) (8,0,0,1,1) "
+               "(9,11,0,3,1) (10,0,0,2,1) (11,0,0,1,1) (12,0,0,1,1) (13,10,24,4,31) (14,0,0,1,1) (15,0,0,1,1) "
+               "(16,10,16,1,16) (17,0,0,1,1) (18,10,10,2,23) (19,0,0,1,1) (20,0,0,1,1) (21,0,0,1,1) (22,10,2,2,15)")
+
+
+def tie_trace():
+    """(id, submit, run, cpus, limit) on a pool of 6; the scheduler's estimate is the limit."""
+    rows = [tuple(int(x) for x in t.strip("()").split(",")) for t in ISSUE_TRACE.split()]
+    return [Job(id=i, submit=float(s), run=float(r), cpus=c, limit=float(q)) for i, s, r, c, q in rows]
+
+
+def test_easy_tie_at_the_shadow_time_by_hand():
+    """Worked on paper (pool of 6; E = estimated end = start + limit).
+
+    t=0: the 14 zero-length jobs run and end at 0 (several passes at t=0).  t=2: job 6 runs 2-4.
+    t=10: 13 (4 CPUs, E=41) and 16 (1, E=26) start; 18 (2 CPUs) is the head: releasing 16 at 26
+    gives 2 free, so shadow 26, extra 0; 22 (2 CPUs) does not fit (1 free).  t=11: 9 (3 CPUs) does
+    not fit.  t=12: 3 (1 CPU, E=27 > 26) fits but not in the extra (0): held by the reservation.
+    t=26: 16 ends; 18 starts (E=49); the head is 22: releasing 13 at 41 gives 4, shadow 41, extra 2;
+    nothing else fits (0 free).  t=34: 13 ends (4 free); 22 starts (E=49); the head is 9 (3 CPUs):
+    running by (E, start order) are 18 (49), 22 (49); releasing 18 gives 2 + 2 = 4: shadow 49,
+    extra 1; 3 (1 CPU, E=34+15=49 ≤ 49) ends by the shadow time and starts, 1 free.
+    t=35: 1 arrives (1 CPU, E=50 > 49).  Running: 18, 22, 3, all E=49, in that start order.
+    Releasing 18 gives 1 + 2 = 3 = the head's need: shadow 49, extra 0, so job 1 (late) may not
+    start; it starts at 36 when 18, 22 and 3 end and the head 9 starts too (6 free: 3 + 1).
+    The pass kept from t=34 still held extra 1: it had taken job 3 (estimated to end exactly at the
+    shadow time) as released before the head fits, which the rule only does for the jobs up to 18.
+    Releasing every job estimated to end at the shadow time (``release_ties=True``): extra at t=35 is
+    1 + 2 + 2 + 1 − 3 = 3, and job 1 starts at 35.
+    """
+    expected = {1: 36.0, 3: 34.0, 6: 2.0, 9: 36.0, 13: 10.0, 16: 10.0, 18: 26.0, 22: 34.0}
+    got = starts(Simulator(Pool(6), EASY()).run(tie_trace()))
+    assert {k: got[k] for k in expected} == expected
+    assert all(got[k] == 0.0 for k in got if k not in expected)
+    ties = starts(Simulator(Pool(6), EASY(release_ties=True)).run(tie_trace()))
+    assert ties == {**got, 1: 35.0}
