@@ -104,6 +104,10 @@ class Context:
         estimate = take("estimate")
         self.fixed_est = (~np.isnan(estimate)).tolist()
         est = np.where(np.isnan(estimate), np.where(np.isfinite(limit), limit, take("run")), estimate)
+        self.orig_cpus = np.where(take("orig_cpus") >= 0, take("orig_cpus"), take("cpus")).tolist()
+        self.orig_gpus = np.where(take("orig_gpus") >= 0, take("orig_gpus"), take("gpus")).tolist()
+        self.stretch = take("stretch").tolist()
+        self.est_after = take("estimate_after").tolist()
         self.min_runtime = take("min_runtime").tolist()
         self.resumable = take("resumable").tolist()
         self.partition = take("partition").tolist()
@@ -143,6 +147,8 @@ class Context:
         self.seq = 0
         self.passes = 0
         self.releases = 0  # attempts stopped so far: policies compare it to see whether anything was freed
+        self.revisions = 0  # running jobs whose estimated end moved (outlived their estimate) so far
+        self.revise: list = []  # (time, seq, i): when a running attempt outlives its estimate
         self.on_nodes = model.kind != "pool"
         self.keep_released = self.on_nodes
         self.released: list = []  # the allocations given back, in order (node clusters only)
@@ -180,6 +186,7 @@ class Context:
         ends = self.ends
         wakes = self.wakes
         resubs = self.resubs
+        revise = self.revise
         schedule = self.policy.schedule
         reset = getattr(self.policy, "reset", None)
         if reset is not None:
@@ -204,6 +211,8 @@ class Context:
                 t = wakes[0]
             if resubs and resubs[0][0] < t:
                 t = resubs[0][0]
+            if revise and revise[0][0] < t:
+                t = revise[0][0]
             if t == INF:
                 break
             if t > env.now:
@@ -213,6 +222,10 @@ class Context:
                 _, seq, i = heappop(ends)
                 if token[i] == seq:
                     finish(i, t)
+            while revise and revise[0][0] <= t:
+                _, seq, i = heappop(revise)
+                if token[i] == seq:
+                    self._revise(i)
             while wakes and wakes[0] <= t:
                 heappop(wakes)
             while resubs and resubs[0][0] <= t:
@@ -251,18 +264,22 @@ class Context:
         if waited > 0:
             self.waited_passes[i] += waited
         progress = self.progress[i]
-        remaining = self.run_s[i] - progress + self.overhead[i]
+        stretch = self.stretch[i]
+        remaining = (self.run_s[i] - progress) * stretch + self.overhead[i]
         limit = self.limit[i] if self.kill_at_limit else INF
         mem = self.mem[i]
         if (mem <= 0 or self.mem_peak[i] <= mem) and remaining <= limit and i not in self.traces:
             dur, outcome = remaining, COMPLETED
         else:
             dur, outcome = attempt(remaining, progress, self.run_s[i], limit, mem, self.mem_peak[i],
-                                   self.traces.get(i))
+                                   self.traces.get(i), stretch)
         self.seq += 1
         seq = self.seq
         heapq.heappush(self.ends, (now + dur, seq, i))
-        key = (now + self.est[i], seq, i)
+        est = self.est[i]
+        if est < dur and self.est_after[i] == self.est_after[i]:  # it will outlive its estimate
+            heapq.heappush(self.revise, (now + est, seq, i))
+        key = (now + est, seq, i)
         insort(self.running, key)
         self.running_key[i] = key
         if self.parts_of_node is not None:
@@ -287,7 +304,7 @@ class Context:
         elapsed = now - self.started[i]
         self._stop(i, now, PREEMPTED)
         if self.resumable[i]:
-            done = max(0.0, elapsed - self.overhead[i])
+            done = max(0.0, elapsed - self.overhead[i]) / self.stretch[i]
             self.progress[i] = min(self.run_s[i], self.progress[i] + done)
             self.overhead[i] = self.restart_cost
         else:
@@ -314,6 +331,26 @@ class Context:
             heapq.heappush(self.wakes, t)
 
     # ---- internals -------------------------------------------------------------------------
+    def _revise(self, i: int) -> None:
+        """Running job ``i`` outlived its estimate: the scheduler's estimate becomes ``estimate_after``
+        (counted from the attempt's start, less the work already done before it)."""
+        old = self.running_key[i]
+        new_end = self.started[i] + max(0.0, self.est_after[i] - self.progress[i] + self.overhead[i])
+        if new_end <= old[0]:
+            return
+        key = (new_end, old[1], i)
+        self._rekey(self.running, old, key)
+        if self.parts_of_node is not None:
+            for p in self.parts_held[i]:
+                self._rekey(self.running_in[p], old, key)
+        self.running_key[i] = key
+        self.revisions += 1
+
+    @staticmethod
+    def _rekey(entries: list, old, key) -> None:
+        del entries[bisect_left(entries, old)]
+        insort(entries, key)
+
     def _stop(self, i: int, t: float, outcome: str) -> None:
         for hook in self.stop_hooks:
             hook(self, i, t)
@@ -350,16 +387,26 @@ class Context:
         self.state[i] = outcome
         if self.attempts[i] >= self.retry.max_attempts:
             return
-        if outcome == "OUT_OF_MEMORY":
-            mem = self.retry.memory(self.mem[i], self.orig_mem[i])
-            if mem <= self.mem[i]:
-                return  # the same request would fail the same way: the job stays failed
-            self.mem[i] = mem
+        retry = self.retry
+        mem, limit = self.mem[i], self.limit[i]
+        if retry.rule == "original":  # the whole request its user made
+            mem, limit = self.orig_mem[i], self.orig_limit[i]
+        elif outcome == "OUT_OF_MEMORY":
+            mem = retry.memory(mem, self.orig_mem[i])
         else:
-            limit = self.retry.limit(self.limit[i], self.orig_limit[i])
-            if limit <= self.limit[i]:
-                return
-            self.limit[i] = limit
+            limit = retry.limit(limit, self.orig_limit[i])
+        # cores and GPUs come back as asked, and the job runs at its own pace again
+        cpus, gpus = self.orig_cpus[i], self.orig_gpus[i]
+        if outcome == "OUT_OF_MEMORY":
+            fixed = mem > self.mem[i]
+        else:
+            fixed = limit > self.limit[i] or (cpus, gpus) != (self.cpus_req[i], self.gpus_req[i])
+        if not fixed:
+            return  # the same request would fail the same way: the job stays failed
+        self.mem[i], self.limit[i] = mem, limit
+        if (cpus, gpus) != (self.cpus_req[i], self.gpus_req[i]):
+            self.cpus_req[i], self.gpus_req[i] = cpus, gpus
+            self.stretch[i] = 1.0
         self.req[i] = self.model.request(self.nodes_req[i], self.cpus_req[i], self.mem[i], self.gpus_req[i],
                                          self.partition[i])
         self.progress[i] = 0.0

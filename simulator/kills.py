@@ -35,11 +35,13 @@ def oom_progress(run: float, mem_limit: int, mem_peak: int, trace=None) -> float
 
 
 def attempt(remaining: float, progress: float, run: float, limit: float, mem_limit: int, mem_peak: int,
-            trace=None) -> tuple:
+            trace=None, stretch: float = 1.0) -> tuple:
     """``(duration, outcome)`` of an attempt that starts with ``progress`` seconds of work already done
-    and ``remaining`` seconds still to do (``remaining`` includes any restart overhead)."""
+    and ``remaining`` seconds still to do (``remaining`` includes any restart overhead and the
+    ``stretch`` of a job that runs slower than logged: each second of work takes ``stretch`` seconds,
+    and memory use follows the work)."""
     cross = oom_progress(run, mem_limit, mem_peak, trace)
-    oom_after = max(0.0, cross - progress) if cross < math.inf else math.inf
+    oom_after = max(0.0, cross - progress) * stretch if cross < math.inf else math.inf
     end = remaining
     outcome = COMPLETED
     if oom_after < end:

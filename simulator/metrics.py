@@ -6,7 +6,9 @@ first submission; throughput = completed jobs per hour of makespan; occupancy = 
 held / capacity over the makespan; utilisation = time-averaged used / capacity; delivered GPU-hours
 = GPU-hours held by an account's attempts (completed or not); entitled = its budget share × the
 cluster's GPU-hours over the makespan; lost work = resource-seconds of attempts that were killed or
-preempted without resuming, plus the restart overhead paid by resumed ones.
+preempted without resuming, plus the restart overhead paid by resumed ones; held resource-hours =
+resources held × attempt length, summed over attempts; re-runs = attempts beyond each job's first;
+wait passes = scheduling passes waited, summed over jobs, by reason.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .occupancy import occupancy
+from .result import REASONS
 
 TAU_S = 10.0
 
@@ -47,6 +50,7 @@ def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S) -> dict
         "mean_wait_s": float(waits.mean()) if len(waits) else 0.0,
         "median_wait_s": float(np.median(waits)) if len(waits) else 0.0,
         "p95_wait_s": float(np.percentile(waits, 95)) if len(waits) else 0.0,
+        "p99_wait_s": float(np.percentile(waits, 99)) if len(waits) else 0.0,
         "max_wait_s": float(waits.max()) if len(waits) else 0.0,
     }
     resp = (r.end - r.submit)[done]
@@ -66,12 +70,19 @@ def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S) -> dict
     out["occupancy"] = out["occupancy_cpus"]
     out["utilization"] = out["utilization_cpus"]
     out["attempts"] = int(len(r.a_job))
+    out["reruns"] = int(len(r.a_job) - started.sum())
     out["kills_oom"] = int(r.ooms.sum())
     out["kills_timeout"] = int(r.timeouts.sum())
     out["preemptions"] = int(r.preemptions.sum())
+    dur = r.a_end - r.a_start
+    out["core_hours_held"] = float((dur * r.a_cpus).sum() / 3600.0)
+    out["mem_gib_hours_held"] = float((dur * r.a_mem).sum() / 3600.0 / 2**30)
+    out["gpu_hours_held"] = float((dur * r.a_gpus).sum() / 3600.0)
     lost = lost_seconds(r)
     out["lost_cpu_hours"] = float((lost * r.a_cpus).sum() / 3600.0)
+    out["lost_mem_gib_hours"] = float((lost * r.a_mem).sum() / 3600.0 / 2**30)
     out["lost_gpu_hours"] = float((lost * r.a_gpus).sum() / 3600.0)
+    out["wait_passes"] = dict(zip(REASONS, r.reasons.sum(axis=0).tolist(), strict=True))
     out["gpu_hours_by_account"] = gpu_hours_by_account(r, shares, span)
     return out
 

@@ -7,7 +7,7 @@ Times are seconds on one clock (any origin); memory is bytes; requests are *per 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -26,7 +26,12 @@ class Job:
     ``(seconds since start, bytes per node)`` samples, used to find when use crosses the limit.
     ``min_runtime`` is the protected minimum run time under budgets (``nan``: not declared, never
     preempted; 0: runs on spare capacity, preemptible at any time); ``resumable`` jobs keep their
-    progress when preempted.
+    progress when preempted.  ``orig_cpus``/``orig_gpus`` are the per-node CPUs and GPUs the user
+    asked for (-1: the same as ``cpus``/``gpus``); a killed job comes back with them.  ``stretch``
+    multiplies the run time under this request (a job given fewer cores or GPUs than it keeps busy
+    runs longer; 1 under the original request).  ``estimate_after`` is what the scheduler's estimate
+    becomes once a running job outlives its estimate (``nan``: it stays; e.g. the user's limit when
+    the estimate is a prediction).
     """
 
     id: int
@@ -51,6 +56,10 @@ class Job:
     logged_start: float = math.nan
     cpu_util: float = 1.0
     gpu_util: float = 1.0
+    orig_cpus: int = -1
+    orig_gpus: int = -1
+    stretch: float = 1.0
+    estimate_after: float = math.nan
     mem_trace: tuple | None = None
 
 
@@ -59,7 +68,8 @@ _NUMERIC = {
     "id": np.int64, "submit": np.float64, "run": np.float64, "nodes": np.int64, "cpus": np.int64,
     "mem": np.int64, "gpus": np.int64, "limit": np.float64, "estimate": np.float64, "mem_peak": np.int64,
     "min_runtime": np.float64, "resumable": np.bool_, "orig_mem": np.int64, "orig_limit": np.float64,
-    "logged_start": np.float64, "cpu_util": np.float64, "gpu_util": np.float64,
+    "logged_start": np.float64, "cpu_util": np.float64, "gpu_util": np.float64, "orig_cpus": np.int64,
+    "orig_gpus": np.int64, "stretch": np.float64, "estimate_after": np.float64,
 }
 _TEXT = ("user", "account", "partition", "qos", "gpu_type")
 
@@ -122,6 +132,7 @@ def _check(cols: dict) -> None:
         ("mem", cols["mem"] < 0, "negative memory request"),
         ("gpus", cols["gpus"] < 0, "negative GPU request"),
         ("limit", ~(cols["limit"] > 0), "time limit not positive"),
+        ("stretch", ~(cols["stretch"] >= 1), "run-time stretch below 1 or unknown"),
     )
     for name, bad, why in checks:
         if bad.any():
@@ -186,6 +197,41 @@ class Cluster:
             "mem_bytes": sum(g.count * g.mem_bytes for g in self.groups),
             "gpus": sum(g.count * g.gpus for g in self.groups),
         }
+
+    def with_counts(self, counts: dict) -> Cluster:
+        """The same cluster with ``counts`` (group name → nodes, at least 1) for the groups named."""
+        groups = []
+        for g in self.groups:
+            n = int(counts.get(g.name, g.count))
+            if n < 1:
+                raise ValueError(f"node group {g.name!r}: count must be ≥ 1, got {n}")
+            groups.append(replace(g, count=n))
+        return replace(self, groups=tuple(groups))
+
+    def pools(self) -> tuple:
+        """Node groups that share jobs, as tuples of group names: groups joined by any partition
+        belong to one pool (a job of one partition never runs on another pool's nodes).  Groups in no
+        partition form a pool together.  In order of first group."""
+        parent = {g.name: g.name for g in self.groups}
+
+        def root(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        named = set()
+        for p in self.partitions:
+            named.update(p.groups)
+            for a, b in zip(p.groups, p.groups[1:], strict=False):
+                parent[root(b)] = root(a)
+        loose = [g.name for g in self.groups if g.name not in named]
+        for a, b in zip(loose, loose[1:], strict=False):
+            parent[root(b)] = root(a)
+        out: dict = {}
+        for g in self.groups:
+            out.setdefault(root(g.name), []).append(g.name)
+        return tuple(tuple(v) for v in out.values())
 
 
 @dataclass(slots=True, frozen=True)

@@ -14,7 +14,8 @@ reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_
 ``None`` examines all.  ``record=True`` keeps each job's first reservation in ``reservations``
 (job id → shadow time).
 
-Incremental passes: a pass in which nothing was released since the previous one and the head is
+Incremental passes: a pass in which nothing was released since the previous one, no running job's
+estimated end moved (a job that outlives a predicted estimate is given a later one), and the head is
 unchanged cannot start the head or any job examined before — free resources and the extra only
 shrank and the clock only advanced — so the reservation is kept and, under an order that only
 appends, only the new jobs are examined (under other orders the skip memo of the node path does
@@ -73,8 +74,8 @@ class EASY:
             return
         self.order.arrange(ctx)
         cache = self._cache
-        if cache is not None and cache[0] == q[0]:
-            head, shadow, extra, seen, releases = cache
+        if cache is not None and cache[0] == q[0] and cache[5] == ctx.revisions:
+            head, shadow, extra, seen, releases, _ = cache
             if releases == ctx.releases:
                 ctx.note(head, RESOURCES)
                 # a static order only appends: the jobs from ``seen`` on are the new ones; another
@@ -113,7 +114,7 @@ class EASY:
         if not keep:  # a start this pass changed what a full pass would reserve (module text)
             self._cache = None
             return
-        self._cache = (head, shadow, extra, seen, ctx.releases)
+        self._cache = (head, shadow, extra, seen, ctx.releases, ctx.revisions)
         self._held = [i for i, r in ctx.pass_notes.items() if r == RESERVATION]
 
 

@@ -14,6 +14,7 @@ from simulator import (
     Job,
     Multifactor,
     NodeGroup,
+    Partition,
     Pool,
     Retry,
     Simulator,
@@ -362,3 +363,43 @@ def test_easy_tie_at_the_shadow_time_by_hand():
     assert all(got[k] == 0.0 for k in got if k not in expected)
     ties = starts(Simulator(Pool(6), EASY(release_ties=True)).run(tie_trace()))
     assert ties == {**got, 1: 35.0}
+
+
+def test_fewer_cores_than_used_stretch_the_run_and_the_rerun_gets_the_request_back():
+    # 4 cores asked, 2 given (stretch 2): 100 s of work takes 200 s > the 150 s limit, TIMEOUT at 150;
+    # re-run with the request its user made (4 cores, limit 300, 8 GiB) at its own pace: 100 s.
+    cluster = Cluster(groups=(NodeGroup("n", 1, cpus=4, mem_bytes=16 * GB),))
+    jobs = [Job(1, 0, 100, cpus=2, orig_cpus=4, stretch=2.0, limit=150, orig_limit=300, mem=GB,
+                orig_mem=8 * GB, mem_peak=GB)]
+    r = Simulator(cluster).run(jobs)
+    assert r.records()[0].kills == ((150.0, "TIMEOUT"),)
+    assert r.a_cpus.tolist() == [2, 4] and r.a_mem.tolist() == [GB, 8 * GB]
+    assert (r.end[0], r.attempts[0], r.state[0]) == (250.0, 2, "COMPLETED")
+    # memory follows the work: a 4 GiB peak under a 2 GiB limit is crossed halfway through the work,
+    # which at stretch 2 is 100 s into the attempt
+    oom = [Job(1, 0, 100, cpus=2, orig_cpus=4, stretch=2.0, mem=2 * GB, orig_mem=8 * GB, mem_peak=4 * GB)]
+    assert Simulator(cluster).run(oom).records()[0].kills == ((100.0, "OUT_OF_MEMORY"),)
+
+
+def test_a_job_outliving_its_predicted_estimate_gets_its_limit_as_estimate():
+    # Pool of 4.  A (2 CPUs, run 10) is planned at 5 s, its limit 20 s.  B (4 CPUs) arrives at 1 and is
+    # the head: shadow 5 (A's estimate), extra 2 + 2 − 4 = 0.  C (2 CPUs, estimate 4) arrives at 2:
+    # 2 + 4 = 6 > 5 and no extra, so it waits.  At 5 A outlives its estimate: the estimate becomes 20,
+    # the shadow 20, and C (5 + 4 = 9 ≤ 20) backfills at 5.  A ends at 10, B runs 10-15.
+    jobs = [Job(1, 0, 10, cpus=2, limit=20, estimate=5, estimate_after=20), Job(2, 1, 5, cpus=4, limit=5),
+            Job(3, 2, 4, cpus=2, limit=4)]
+    assert starts(Simulator(Pool(4), EASY()).run(jobs)) == {1: 0.0, 2: 10.0, 3: 5.0}
+    # without the revision the plan stays at 5 (in the past after 5): C waits for B and runs at 15
+    plain = [Job(1, 0, 10, cpus=2, limit=20, estimate=5), *jobs[1:]]
+    assert starts(Simulator(Pool(4), EASY()).run(plain)) == {1: 0.0, 2: 10.0, 3: 15.0}
+
+
+def test_cluster_counts_and_pools():
+    c = Cluster(groups=(NodeGroup("g1", 4, cpus=8, gpus=4), NodeGroup("g2", 2, cpus=8, gpus=8),
+                        NodeGroup("c", 10, cpus=64), NodeGroup("x", 1, cpus=2)),
+                partitions=(Partition("gpu", ("g1", "g2")), Partition("cpu", ("c",))))
+    assert c.pools() == (("g1", "g2"), ("c",), ("x",))
+    small = c.with_counts({"g1": 2, "c": 5})
+    assert [g.count for g in small.groups] == [2, 2, 5, 1] and small.partitions == c.partitions
+    with pytest.raises(ValueError, match="g2"):
+        c.with_counts({"g2": 0})

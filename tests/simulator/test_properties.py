@@ -51,9 +51,18 @@ def traces(draw, max_nodes=3, kills=True, partitions=False):
         limit = draw(st.integers(max(1, run if not kills else 1), 60))
         peak = draw(st.integers(0, 8)) * GB
         mem = draw(st.integers(0, 8)) * GB if kills else max(peak, GB)
+        cpus = draw(st.integers(1, 4))
+        # with kills: right-sized cores (a slower run), and a predicted estimate that becomes the
+        # limit once outlived (estimates are then no upper bounds)
+        sized = kills and draw(st.booleans())
+        advised = kills and draw(st.booleans())
+        estimate = float(draw(st.integers(1, limit))) if advised else float("nan")
         jobs.append(Job(
             id=k + 1, submit=float(draw(st.integers(0, 60))), run=float(run), nodes=draw(st.integers(1, max_nodes)),
-            cpus=draw(st.integers(1, 4)), mem=mem, gpus=draw(st.integers(0, 2)), limit=float(limit),
+            cpus=cpus, mem=mem, gpus=draw(st.integers(0, 2)), limit=float(limit),
+            orig_cpus=cpus + draw(st.integers(0, 2)) if sized else -1,
+            stretch=draw(st.sampled_from([1.0, 1.5, 2.0])) if sized else 1.0,
+            estimate=estimate, estimate_after=float(limit) if advised else float("nan"),
             mem_peak=peak, orig_mem=8 * GB, orig_limit=60.0, account=draw(st.sampled_from(["p", "q", "r"])),
             user=draw(st.sampled_from(["u", "v"])), min_runtime=draw(st.sampled_from([0.0, 5.0, float("nan")])),
             resumable=draw(st.booleans()),
