@@ -12,6 +12,7 @@ import heapq
 import math
 import time
 from bisect import bisect_left, insort
+from dataclasses import dataclass
 
 import numpy as np
 import simpy
@@ -28,6 +29,16 @@ from .retry import Retry
 INF = math.inf
 
 
+@dataclass(slots=True, frozen=True)
+class GiveUp:
+    """Stop a run as soon as more than ``jobs`` jobs are known to wait longer than ``wait_s`` (a job
+    still queued ``wait_s`` after its submission; rejected jobs do not count): a capacity search
+    needs no more of a run that has already missed its wait target."""
+
+    wait_s: float
+    jobs: int
+
+
 class Simulator:
     """Replay jobs on a cluster under a scheduling policy.
 
@@ -36,11 +47,12 @@ class Simulator:
     ``fit``/``topology`` choose placement on a node cluster; ``kill_at_limit=False`` lets jobs run
     past their time limit (the Standard Workload Format replay rule); ``retry`` says what killed
     jobs come back with; ``restart_cost_s`` is the checkpoint/restart overhead a preempted resumable
-    job pays when it resumes.
+    job pays when it resumes; ``give_up`` stops a run early once it has missed a wait target.
     """
 
     def __init__(self, cluster, policy=None, *, fit: str = "first", topology: str = "none",
-                 kill_at_limit: bool = True, retry: Retry | None = None, restart_cost_s: float = 0.0):
+                 kill_at_limit: bool = True, retry: Retry | None = None, restart_cost_s: float = 0.0,
+                 give_up: GiveUp | None = None):
         self.cluster = cluster
         self.policy = policy if policy is not None else FIFO()
         self.fit = fit
@@ -50,6 +62,7 @@ class Simulator:
         if restart_cost_s < 0:
             raise ValueError("restart_cost_s must be ≥ 0")
         self.restart_cost_s = float(restart_cost_s)
+        self.give_up = give_up
 
     def model(self):
         if isinstance(self.cluster, Pool):
@@ -175,6 +188,7 @@ class Context:
         self.start_hooks = [h for h in (getattr(o, "started", None) for o in owners) if h is not None]
         self.stop_hooks = [h for h in (getattr(o, "stopped", None) for o in owners) if h is not None]
         self.log = AttemptLog(keep_allocs=model.kind != "pool")
+        self.gave_up = False
 
     def first_time(self) -> float:
         return self.submit[0] if self.n else 0.0
@@ -203,6 +217,10 @@ class Context:
         enq_pass = self.enq_pass
         notes = self.pass_notes
         tally = self.reason_counts
+        give_up = self.sim.give_up
+        watched = late = 0  # jobs (in submit order) whose wait target has passed; of them, late ones
+        first_start = self.first_start
+        state = self.state
         while True:
             t = subs[k] if k < n else INF
             if ends and ends[0][0] < t:
@@ -215,6 +233,15 @@ class Context:
                 t = revise[0][0]
             if t == INF:
                 break
+            if give_up is not None:
+                cut = t - give_up.wait_s
+                while watched < k and subs[watched] < cut:
+                    if not first_start[watched] <= subs[watched] + give_up.wait_s and state[watched] != "REJECTED":
+                        late += 1
+                    watched += 1
+                if late > give_up.jobs:
+                    self.gave_up = True
+                    break
             if t > env.now:
                 yield timeout(t - env.now)
             self.now = t

@@ -37,6 +37,8 @@ class SimResult:
     ``cpus, gpus`` (per job totals of the first request).  Attempts: ``a_job`` (position in the job
     arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus`` (totals held),
     ``a_overhead`` (restart seconds paid), ``a_nodes`` (tuple of node indices held; ``None`` for a pool).
+    ``gave_up``: the run stopped early (see :class:`~simulator.engine.GiveUp`); the arrays then describe
+    the run up to that moment.
     """
 
     id: np.ndarray
@@ -70,6 +72,7 @@ class SimResult:
     capacity: dict
     passes: int
     wall_s: float
+    gave_up: bool = False
 
     @classmethod
     def build(cls, ctx, wall_s: float, reasons_names=REASONS) -> SimResult:
@@ -112,6 +115,7 @@ class SimResult:
             a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,
             a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead, a_nodes=a_nodes,
             capacity=ctx.sim.cluster.capacity(), passes=ctx.passes, wall_s=wall_s,
+            gave_up=ctx.gave_up,
         )
 
     def __len__(self) -> int:

@@ -403,3 +403,16 @@ def test_cluster_counts_and_pools():
     assert [g.count for g in small.groups] == [2, 2, 5, 1] and small.partitions == c.partitions
     with pytest.raises(ValueError, match="g2"):
         c.with_counts({"g2": 0})
+
+
+def test_give_up_once_the_wait_target_is_missed():
+    # Pool of 1, five 10 s jobs submitted at 0: waits 0, 10, 20, 30, 40.  With a 15 s target and at
+    # most one late job allowed, the run stops at t=20, when jobs 3, 4 and 5 are still queued > 15 s.
+    from simulator import GiveUp
+
+    jobs = [Job(i, 0, 10) for i in range(1, 6)]
+    full = Simulator(Pool(1)).run(jobs)
+    assert full.wait.tolist() == [0.0, 10.0, 20.0, 30.0, 40.0] and not full.gave_up
+    cut = Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=1)).run(jobs)
+    assert cut.gave_up and cut.start[:2].tolist() == [0.0, 10.0] and (cut.state[2:] == "PENDING").all()
+    assert not Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=3)).run(jobs).gave_up
