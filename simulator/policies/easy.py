@@ -11,7 +11,8 @@ cluster, nodes outside the head's partition are never needed by it, so their ext
 A later job may start now ("backfill") only if it fits now and either its estimate ends by the
 shadow time or it fits inside the extra (which it then uses up), so it can never delay the head's
 reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_max_job_test``);
-``None`` examines all.  ``record=True`` keeps each job's first reservation in ``reservations``
+``None`` examines all; ``backfill_order="sjf"`` examines the candidates shortest estimate first
+(with predicted estimates, Tsafrir, Etsion & Feitelson's EASY++).  ``record=True`` keeps each job's first reservation in ``reservations``
 (job id → shadow time).
 
 Incremental passes: a pass in which nothing was released since the previous one, no running job's
@@ -41,12 +42,19 @@ from .fifo import start_head
 from .order import SubmitOrder
 
 
+BACKFILL_ORDERS = ("fcfs", "sjf")
+
+
 class EASY:
     name = "easy"
 
-    def __init__(self, order=None, depth: int | None = None, record: bool = False, release_ties: bool = False):
+    def __init__(self, order=None, depth: int | None = None, record: bool = False, release_ties: bool = False,
+                 backfill_order: str = "fcfs"):
         if depth is not None and depth < 0:
             raise ValueError("depth must be ≥ 0 or None")
+        if backfill_order not in BACKFILL_ORDERS:
+            raise ValueError(f"backfill_order must be one of {BACKFILL_ORDERS}, got {backfill_order!r}")
+        self.backfill_order = backfill_order
         self.order = order if order is not None else SubmitOrder()
         self.depth = depth
         self.record = record
@@ -84,7 +92,7 @@ class EASY:
                 if first > 1 and self._held and not ctx.exhausted():
                     note_held(ctx, self._held)
                 extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, first=first, memo=self._memo,
-                                             ties=not self.release_ties)
+                                             ties=not self.release_ties, sjf=self.backfill_order == "sjf")
                 self._finish_pass(ctx, head, shadow, extra, keep, seen)
                 return
             if not touches(ctx, head, releases):
@@ -93,7 +101,7 @@ class EASY:
                 ctx.note(head, RESOURCES)
                 open_outside(ctx.model, ctx.req[head], extra)
                 extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo,
-                                             ties=not self.release_ties)
+                                             ties=not self.release_ties, sjf=self.backfill_order == "sjf")
                 self._finish_pass(ctx, head, shadow, extra, keep, seen)
                 return
         self._cache = None
@@ -107,7 +115,8 @@ class EASY:
         shadow, extra = reservation(ctx, head, self.release_ties)
         if self.record and ctx.ids[head] not in self.reservations:
             self.reservations[ctx.ids[head]] = shadow
-        extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo, ties=not self.release_ties)
+        extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo, ties=not self.release_ties,
+                                     sjf=self.backfill_order == "sjf")
         self._finish_pass(ctx, head, shadow, extra, keep, seen)
 
     def _finish_pass(self, ctx, head: int, shadow: float, extra, keep: bool, seen: int) -> None:
@@ -260,20 +269,31 @@ def _generic_reservation(ctx, head: int, release_ties: bool) -> tuple:
     return math.inf, f
 
 
-def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None, ties: bool = False):
+def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None, ties: bool = False,
+             sjf: bool = False):
     """Start later jobs (from position ``first``) that cannot delay the head's reservation (see the
     module text).  Return what is left of the extra; whether the reservation may be kept for the
     next pass (not when ``ties`` — jobs ending at the shadow time are not all released — and a job
     estimated to end exactly at the shadow time started, nor when under best fit a job started
     inside the extra); and the queue position before which every job has now been examined (the
-    depth cap and a cluster left with nothing free stop the examination short)."""
+    depth cap and a cluster left with nothing free stop the examination short).  With ``sjf`` the
+    candidates are examined shortest estimate first (then in queue order), and the reservation is
+    never kept (each pass is full)."""
     stop = len(q) if depth is None else min(len(q), depth + 1)
     if first >= stop or ctx.exhausted():
-        return extra, True, min(first, len(q))
+        return extra, not sjf, min(first, len(q))
+    order = None
+    if sjf:
+        est = ctx.est
+        order = sorted(range(first, stop), key=lambda p: (est[q[p]], p))
     if ctx.model.kind == "pool":
-        started, extra, end = _backfill_pool(ctx, q, first, stop, shadow, extra)
+        started, extra, end = _backfill_pool(ctx, q, first, stop, shadow, extra, order)
     else:
-        started, extra, end = _backfill_nodes(ctx, q, first, stop, shadow, extra, memo)
+        started, extra, end = _backfill_nodes(ctx, q, first, stop, shadow, extra, memo, order)
+    if sjf:
+        for pos in sorted(started, reverse=True):
+            del q[pos]
+        return extra, False, 1
     keep = True
     if started:
         est = ctx.est
@@ -289,7 +309,7 @@ def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None, tie
     return extra, keep, end - len(started)
 
 
-def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> tuple:
+def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int, order=None) -> tuple:
     """The rule on plain processor counts (the hot path of trace replays)."""
     req = ctx.req
     est = ctx.est
@@ -298,7 +318,7 @@ def _backfill_pool(ctx, q, first: int, stop: int, shadow: float, extra: int) -> 
     notes = ctx.pass_notes
     started = []
     end = stop
-    for pos in range(first, stop):
+    for pos in order if order is not None else range(first, stop):
         i = q[pos]
         r = req[i]
         if r > free:
@@ -327,7 +347,7 @@ def _fits_on(r, rows) -> bool:
     return False
 
 
-def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None) -> tuple:
+def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None, order=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again.  Across passes
     (``memo``): a job that did not fit stays unable to fit until resources come back on a node of its
@@ -374,9 +394,12 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         part = memo.get("part")
         if part is None:  # each job's partition number (a re-submitted request keeps its partition)
             part = memo["part"] = [r.part for r in req]
-        positions = [pos for pos, i in enumerate(q[first:stop], first) if i not in marks or touched[part[i]]]
+        if order is None:
+            positions = [pos for pos, i in enumerate(q[first:stop], first) if i not in marks or touched[part[i]]]
+        else:
+            positions = [pos for pos in order if q[pos] not in marks or touched[part[q[pos]]]]
     else:
-        positions = range(first, stop)
+        positions = range(first, stop) if order is None else order
     for pos in positions:
         i = q[pos]
         r = req[i]

@@ -416,3 +416,16 @@ def test_give_up_once_the_wait_target_is_missed():
     cut = Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=1)).run(jobs)
     assert cut.gave_up and cut.start[:2].tolist() == [0.0, 10.0] and (cut.state[2:] == "PENDING").all()
     assert not Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=3)).run(jobs).gave_up
+
+
+def test_easy_backfills_shortest_first_under_sjf():
+    # Pool of 4.  A (2 CPUs, 10 s) runs; B (4 CPUs) is the head at 1: shadow 10, extra 0, 2 free.
+    # At 2, C (2 CPUs, 8 s: ends by 10) and D (1 CPU, 3 s) arrive.  In queue order C takes both free
+    # CPUs and D waits for B (10-15); shortest first D starts, C no longer fits, and once D ends at 5
+    # C would end after the shadow time: it waits for B.
+    jobs = [Job(1, 0, 10, cpus=2, limit=10), Job(2, 1, 5, cpus=4, limit=5), Job(3, 2, 8, cpus=2, limit=8),
+            Job(4, 2, 3, cpus=1, limit=3)]
+    assert starts(Simulator(Pool(4), EASY()).run(jobs)) == {1: 0.0, 2: 10.0, 3: 2.0, 4: 15.0}
+    assert starts(Simulator(Pool(4), EASY(backfill_order="sjf")).run(jobs)) == {1: 0.0, 2: 10.0, 3: 15.0, 4: 2.0}
+    cluster = Cluster(groups=(NodeGroup("n", 1, cpus=4),))
+    assert starts(Simulator(cluster, EASY(backfill_order="sjf")).run(jobs)) == {1: 0.0, 2: 10.0, 3: 15.0, 4: 2.0}
