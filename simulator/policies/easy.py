@@ -41,7 +41,6 @@ from ..result import RESERVATION, RESOURCES
 from .fifo import start_head
 from .order import SubmitOrder
 
-
 BACKFILL_ORDERS = ("fcfs", "sjf")
 
 
@@ -347,6 +346,14 @@ def _fits_on(r, rows) -> bool:
     return False
 
 
+def _sorted_free(free, r) -> tuple:
+    """The free CPUs, memory and GPUs of the nodes of ``r``'s partition, each sorted largest first."""
+    block = free[:, r.lo : r.hi]
+    if r.mask is not None:
+        block = block[:, r.mask[r.lo : r.hi]]
+    return tuple(np.sort(block, axis=1)[:, ::-1].tolist())
+
+
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None, order=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again.  Across passes
@@ -359,8 +366,11 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     est = ctx.est
     now = ctx.now
     notes = ctx.pass_notes
-    failed = set()
-    failed_extra = set()
+    failed = set()  # request shapes that fit nowhere (free resources only shrink within a pass)
+    failed_extra = set()  # … that do not fit within the extra
+    fit_free: set = set()  # … that fit the free state as it is since the last start
+    lim = None  # the smaller of the free state and the extra, since the last start
+    bounds: dict = {}  # partition → its nodes' free CPUs, memory and GPUs, each sorted, largest first
     rows = None  # (node, free) on the nodes released since the last pass (read at first need)
     xrows = ()
     on_rows: dict = {}  # request → whether it fits on ``rows`` (read then)
@@ -426,6 +436,15 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                     # did not fit in the extra at the last pass, nor on the nodes released since: it
                     # is held by the reservation if it fits the free state at all (below)
                     failed_extra.add(key)
+        if key not in failed and key not in fit_free:
+            # a quick test that cannot be wrong when it refuses: each resource of the partition's
+            # nodes sorted, at the pass start (free resources only shrink within it)
+            bound = bounds.get(r.part)
+            if bound is None:
+                bound = bounds[r.part] = _sorted_free(ctx.free, r)
+            n = r.nodes
+            if n > len(bound[0]) or any(need > col[n - 1] for need, col in zip(r.need_t, bound, strict=True)):
+                failed.add(key)
         if key in failed:
             if memo is not None:
                 marks.add(i)
@@ -433,7 +452,9 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         # a late job must fit within the extra; what fits there fits the free state too, so that is
         # tried first and the free state only when it fails (to tell "no room" from "reservation")
         if late and key not in failed_extra:
-            a = fits(np.minimum(ctx.free, extra), r)
+            if lim is None:
+                lim = np.minimum(ctx.free, extra)
+            a = fits(lim, r)
             if a is None:
                 if fits(ctx.free, r) is None:
                     failed.add(key)
@@ -441,11 +462,15 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                         marks.add(i)
                     continue
                 failed_extra.add(key)
+                fit_free.add(key)
                 notes[i] = RESERVATION
                 if memo is not None:
                     xmarks.add(i)
                 continue
             extra = model.take(extra, a)
+        elif late and key in fit_free:  # its shape failed within the extra and fits the free state
+            notes[i] = RESERVATION
+            continue
         else:
             a = fits(ctx.free, r)
             if a is None:
@@ -454,9 +479,12 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                     marks.add(i)
                 continue
             if late:  # its shape already failed within the extra this pass
+                fit_free.add(key)
                 notes[i] = RESERVATION
                 continue
         ctx.start(i, a)
+        lim = None  # the free state (and perhaps the extra) shrank
+        fit_free.clear()
         started.append(pos)
         if ctx.exhausted():
             broke = pos + 1 < stop
