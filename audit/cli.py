@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .detect import READABLE
+from .readers.detect import READABLE
 from .textio import InputError
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from .detect import NODES, READABLE, TELEMETRY, detect_format, expand_paths
-from .ledger import Quarantine, ReadResult, ledger_dict
+from .ledger import Quarantine, ledger_dict
+from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
 from .schema import conform, empty_jobs
 from .store import write_store
 from .textio import InputError
@@ -26,25 +25,6 @@ class IngestResult:
     telemetry: pd.DataFrame | None = None
     job_telemetry: pd.DataFrame | None = None
     nodes: pd.DataFrame | None = None
-
-
-#: accounting format → (module, reader function); imported on first use
-READERS = {
-    "sacct": ("audit.read_sacct", "read_sacct"),
-    "sacct-json": ("audit.read_sacct_json", "read_sacct_json"),
-    "swf": ("audit.read_swf", "read_swf"),
-    "k8s-pods": ("audit.read_k8s_pods", "read_k8s_pods"),
-    "alibaba-pods": ("audit.read_alibaba", "read_alibaba_pods"),
-}
-
-
-def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
-    """Dispatch one file to its ``read_<source>()``."""
-    if fmt not in READERS:
-        raise InputError(f"{path}: no reader for format {fmt!r}")
-    module, name = READERS[fmt]
-    reader = getattr(importlib.import_module(module), name)
-    return reader(path, cluster=cluster, timezone=timezone) if fmt == "sacct" else reader(path, cluster=cluster)
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
@@ -73,7 +53,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                                  "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
             continue
-        result = read_file(f, kind, cluster=cluster, timezone=timezone)
+        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone)
         frames.append(result.jobs)
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)

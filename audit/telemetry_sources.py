@@ -9,7 +9,6 @@ when a sink file is given (each file's samples are appended to it and dropped).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,39 +18,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .ledger import Quarantine
+from .readers import read_nodes_file, read_telemetry_file
 from .telemetry_join import JoinPolicy, TelemetryJoin
-from .telemetry_table import TELEMETRY_COLUMNS, TelemetryResult, concat_telemetry, empty_telemetry
+from .telemetry_table import TELEMETRY_COLUMNS, concat_telemetry, empty_telemetry
+from .textio import read_head
 
 SAMPLE_FORMATS = ("prometheus-json", "prometheus-text", "cgroup-ttar", "alibaba-genai")
-
-
-#: telemetry format → (module, reader function); imported on first use
-TELEMETRY_READERS = {
-    "prometheus-json": ("audit.read_prometheus", "read_prometheus"),
-    "prometheus-text": ("audit.read_prometheus", "read_prometheus"),
-    "gpu-index": ("audit.telemetry_holds", "read_gpu_index"),
-    "cgroup-ttar": ("audit.read_cgroup", "read_cgroup"),
-    "alibaba-genai": ("audit.read_alibaba", "read_alibaba_genai"),
-}
-
-
-def read_telemetry_file(path: Path, kind: str, *, cluster: str | None = None) -> TelemetryResult:
-    if kind not in TELEMETRY_READERS:
-        raise ValueError(f"{path}: no telemetry reader for {kind!r}")
-    module, name = TELEMETRY_READERS[kind]
-    return getattr(importlib.import_module(module), name)(path, cluster=cluster)
-
-
-def read_nodes_file(path: Path, kind: str, *, cluster: str | None = None):
-    if kind == "k8s-nodes":
-        from .read_k8s_nodes import read_k8s_nodes
-
-        return read_k8s_nodes(path, cluster=cluster)
-    if kind == "alibaba-nodes":
-        from .read_alibaba import read_alibaba_nodes
-
-        return read_alibaba_nodes(path, cluster=cluster)
-    raise ValueError(f"{path}: no nodes reader for {kind!r}")
 
 
 #: the Parquet schema of telemetry.parquet (labels dictionary-encoded)
@@ -79,9 +51,7 @@ def arrow_chunk(df: pd.DataFrame) -> pa.Table:
 
 
 def _mentions_kube_state(path: Path) -> bool:
-    from .detect import _head
-
-    return "kube_pod_info" in _head(path)
+    return "kube_pod_info" in read_head(path)
 
 
 @dataclass
@@ -132,7 +102,7 @@ class TelemetryInputs:
         """Read the queued sample files one by one into the join; refine Kubernetes partitions by node pool."""
         nodes = pd.concat(self.nodes, ignore_index=True) if self.nodes else None
         if nodes is not None and len(jobs):
-            from .read_k8s_nodes import pools_for_pods
+            from .readers.k8s.nodes import pools_for_pods
 
             jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
         early, jobs = self._kube_state(jobs)
@@ -167,8 +137,8 @@ class TelemetryInputs:
 
     def _kube_state(self, jobs: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
         """Pods known only from kube-state-metrics become job rows (a pods dump's rows win)."""
-        from .read_k8s_metrics import EXTRA_LABELS, pods_from_kube_state, state_frame
-        from .read_prometheus import read_prometheus
+        from .readers.k8s.kube_state import EXTRA_LABELS, pods_from_kube_state, state_frame
+        from .readers.prometheus import read_prometheus
 
         early, frames = {}, []
         for path, kind in self.pending:

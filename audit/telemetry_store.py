@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from .read_k8s_nodes import shape_dict, toml_text
+from .readers.k8s.nodes import shape_dict, toml_text
 
 
 def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.detect import detect_format
 from audit.ingest import read_inputs
-from audit.read_alibaba import read_alibaba_genai, read_alibaba_nodes, read_alibaba_pods
+from audit.readers.alibaba import read_alibaba_genai, read_alibaba_nodes, read_alibaba_pods
+from audit.readers.detect import detect_format
 
 K8S = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "k8s"
 GPU23 = K8S / "alibaba-gpu-2023"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.detect import detect_format
-from audit.read_cgroup import count_cpus, parse_ttar, read_cgroup
-from audit.read_prometheus import read_prometheus
+from audit.readers.cgroup import count_cpus, parse_ttar, read_cgroup
+from audit.readers.detect import detect_format
+from audit.readers.prometheus import read_prometheus
 from audit.schema import conform
 from audit.telemetry_join import join_telemetry
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from audit.efficiency import efficiency
-from audit.read_sacct import read_sacct
-from audit.sacct_fields import XDMOD_26
+from audit.readers.sacct.fields import XDMOD_26
+from audit.readers.sacct.text import read_sacct
 
 from .conftest import trace
 

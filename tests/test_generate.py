@@ -395,7 +395,7 @@ def test_occupancy_of_cpu_and_gpu_partitions_in_range(week):
 
 
 def test_jobstats_summaries_carry_the_planted_use(week):
-    from audit.jobstats import parse_jobstats, summarise
+    from audit.readers.jobstats import parse_jobstats, summarise
 
     df = _sacct(week)
     jobs = df[df["AdminComment"].str.startswith("JS1:") & (df["AdminComment"] != "JS1:Short")]
@@ -424,7 +424,7 @@ def test_truth_totals_are_the_sum_of_truth_jobs(week):
 
 
 def test_ingests_balanced_and_matches_truth(week):
-    read_sacct = pytest.importorskip("audit.read_sacct").read_sacct
+    read_sacct = pytest.importorskip("audit.readers.sacct.text").read_sacct
     r = read_sacct(week / "sacct.txt")
     assert r.ledger.balanced and r.ledger.quarantined == 0 and len(r.quarantine) == 0
     j = r.jobs
@@ -447,7 +447,7 @@ def test_ingests_balanced_and_matches_truth(week):
 
 
 def test_corrupted_lines_all_land_in_quarantine(tmp_path):
-    read_sacct = pytest.importorskip("audit.read_sacct").read_sacct
+    read_sacct = pytest.importorskip("audit.readers.sacct.text").read_sacct
     out = tmp_path / "c"
     generate(out, jobs=500, days=2.0, cluster_spec=WEEK_CLUSTER, profile=WEEK_PROFILE, seed=5, corrupt=17)
     listed = pd.read_csv(out / "corrupted_lines.csv")
@@ -495,7 +495,7 @@ def test_default_profile_cites_its_sources():
 
 @pytest.mark.shared
 def test_walltime_default_is_the_kth_sp2_measurement():
-    from audit.read_swf import read_swf
+    from audit.readers.swf import read_swf
 
     jobs = read_swf(trace("swf", "KTH-SP2-1996-2.1-cln.swf.gz")).jobs
     tl, el = jobs["time_limit_s"].astype("float64"), jobs["elapsed_s"].astype("float64")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.jobstats import COLUMNS, decode_jobstats, encode_jobstats, parse_jobstats
+from audit.readers.jobstats import COLUMNS, decode_jobstats, encode_jobstats, parse_jobstats
 
 GIB = 1024**3
 

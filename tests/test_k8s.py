@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.detect import detect_format
-from audit.read_k8s_nodes import read_k8s_nodes, shape_dict, toml_text
-from audit.read_k8s_pods import read_k8s_pods
-from audit.read_k8s_quantity import parse_quantity
+from audit.readers.detect import detect_format
+from audit.readers.k8s.nodes import read_k8s_nodes, shape_dict, toml_text
+from audit.readers.k8s.pods import read_k8s_pods
+from audit.readers.k8s.quantity import parse_quantity
 from audit.schema import STATES
 
 GiB = 2**30
@@ -282,7 +282,7 @@ def test_pods_with_random_quantities_are_all_accounted(tmp_path, specs):
 
 def test_dcgm_by_pod_reaches_the_owning_job_row(tmp_path):
     """dcgm-exporter labels samples with the pod; pods of one Job fold into one row through the pods map."""
-    from audit.read_prometheus import read_prometheus
+    from audit.readers.prometheus import read_prometheus
     from audit.telemetry_join import join_telemetry
 
     p = tmp_path / "pods.json"

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.detect import detect_format
-from audit.read_prometheus import parse_labels, read_prometheus
+from audit.readers.detect import detect_format
+from audit.readers.prometheus import parse_labels, read_prometheus
 
 PROM = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "k8s" / "prometheus"
 
@@ -133,7 +133,7 @@ def test_vector_and_invalid_json(tmp_path):
 
 def test_fast_matrix_path_equals_the_checked_path(tmp_path):
     """The C-parser path for matrix values gives the same table, ledger and quarantine as json.loads."""
-    from audit.read_prometheus import read_prometheus_json
+    from audit.readers.prometheus import read_prometheus_json
     from tests.conftest import ROOT
 
     files = sorted((ROOT / "sample_traces" / "week" / "telemetry").glob("DCGM_FI_DEV_GPU_UTIL_*.json"))[:1]
@@ -149,7 +149,7 @@ def test_fast_matrix_path_equals_the_checked_path(tmp_path):
     clean["data"]["result"][2]["values"][0][1] = "8"
     tidy = tmp_path / "tidy.json"
     tidy.write_text(json.dumps(clean, indent=1))
-    from audit.read_prometheus import _fast_matrix
+    from audit.readers.prometheus import _fast_matrix
 
     assert _fast_matrix(tidy.read_text()) is not None and _fast_matrix(pretty.read_text()) is None
     for p in files + [pretty, tidy]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.read_sacct import read_sacct
+from audit.readers.sacct.text import read_sacct
 from audit.textio import InputError
 
 GiB = 2**30
@@ -202,7 +202,7 @@ def test_headerless_with_named_fields(tmp_path):
 
 
 def test_corrupt_jobstats_sets_only_the_field_aside(tmp_path):
-    from audit.jobstats import encode_jobstats
+    from audit.readers.jobstats import encode_jobstats
 
     good = encode_jobstats({"gpus": 0, "total_time": 3600, "nodes": {"n01": {
         "cpus": 4, "total_memory": 8 * GiB, "used_memory": 3 * GiB, "total_time": 7200.0}}})

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.jobstats import encode_jobstats
-from audit.read_sacct_json import read_sacct_json
+from audit.readers.jobstats import encode_jobstats
+from audit.readers.sacct.json_jobs import read_sacct_json
 from audit.schema import JOB_COLUMNS
 from audit.textio import InputError
 

@@ -7,7 +7,7 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.read_sacct import read_sacct
+from audit.readers.sacct.text import read_sacct
 
 HEADER = "JobID|State|Submit|Start|End|Elapsed|Timelimit|NCPUS|ReqMem|AllocTRES|TotalCPU|MaxRSS|NTasks|JobName"
 GOOD = [

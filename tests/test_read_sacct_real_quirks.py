@@ -24,7 +24,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.read_sacct import read_sacct
+from audit.readers.sacct.text import read_sacct
 
 K = 1024
 MIB = 1024**2

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from audit.read_sacct import read_sacct
+from audit.readers.sacct.text import read_sacct
 
 from .conftest import trace
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from audit.read_swf import read_swf
+from audit.readers.swf import read_swf
 
 from .conftest import trace
 

@@ -59,7 +59,7 @@ def test_to_jobs_pool_drops_wide_jobs_and_ignores_memory():
 
 def test_swf_jobs_with_unknown_processors_are_dropped_and_counted(tmp_path):
     """SWF fields 5 (allocated) and 8 (requested processors) both -1: the job cannot be replayed."""
-    from audit.read_swf import read_swf
+    from audit.readers.swf import read_swf
 
     path = tmp_path / "t.swf"
     path.write_text(

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 
-from .textio import InputError
+from ..textio import InputError, read_head
 
 #: formats whose reader yields jobs (the canonical job table)
 READABLE = ("sacct", "sacct-json", "swf", "k8s-pods", "alibaba-pods")
@@ -22,27 +21,12 @@ _SWF_LINE = re.compile(r"^\s*-?\d+(\s+-?\d+(\.\d+)?){17}\s*$")
 _SACCT_JOBID = re.compile(r"^\d+(_\d+|_\[[^\]]*\])?(\+\d+)?(\.\S+)?(\||\^\|\^)")
 
 
-def _head(path: Path, size: int = 65536) -> str:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(size)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read(size)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}: corrupt gzip: {exc}") from exc
-    return raw.decode("utf-8", errors="replace")
-
-
 def detect_format(path) -> str:
     """One of ``sacct``, ``sacct-json``, ``swf``, ``k8s-pods``, ``k8s-nodes``, ``prometheus-json``,
     ``prometheus-text``, ``gpu-index``, ``cgroup-ttar``, ``alibaba-pods``, ``alibaba-nodes``, ``alibaba-genai``,
     ``toml``, ``csv``, ``json`` or ``unknown``."""
     p = Path(path)
-    head = _head(p)
+    head = read_head(p)
     stripped = head.lstrip()
     if p.suffix == ".toml":
         return "toml"

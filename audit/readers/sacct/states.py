@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import STATES
+from ...schema import STATES
 
 #: Slurm states outside the canonical set, and the forms fixed-width sacct output truncates to
 SYNONYMS = {

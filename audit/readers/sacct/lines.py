@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ledger import FileLedger, Quarantine, record_quarantine
-from .sacct_fields import KNOWN_ORDERS, normalise_header
-from .textio import InputError
+from ...ledger import FileLedger, Quarantine, record_quarantine
+from ...textio import InputError
+from .fields import KNOWN_ORDERS, normalise_header
 
 
 @dataclass

@@ -24,9 +24,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from .ledger import FileLedger, Quarantine, record_quarantine
-from .telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry
-from .textio import InputError, read_text
+from ..ledger import FileLedger, Quarantine, record_quarantine
+from ..telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry
+from ..textio import InputError, read_text
 
 V1_JOB = re.compile(r"^/slurm/uid_(?P<uid>\d+)/job_(?P<job>\d+)$")
 V1_SUB = re.compile(r"^/slurm/uid_\d+/job_\d+/(step_|task_)")

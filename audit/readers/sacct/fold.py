@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .units import parse_duration, parse_int, parse_size, tres_value
+from ...units import parse_duration, parse_int, parse_size, tres_value
 
 
 def step_usage(cols: dict, idx: np.ndarray) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

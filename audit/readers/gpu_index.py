@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ledger import FileLedger, Quarantine, record_quarantine
-from .telemetry_table import TelemetryResult, empty_telemetry
-from .textio import InputError, read_text
+from ..ledger import FileLedger, Quarantine, record_quarantine
+from ..telemetry_table import TelemetryResult, empty_telemetry
+from ..textio import InputError, read_text
 
 HOLD_COLUMNS = ("job_id", "node", "gpu_index")
 

@@ -41,7 +41,7 @@ Steps fold into their job:
   task's peak, the best estimate of the step's memory); else ``tres.requested.average`` × tasks; else
   ``tres.requested.max`` (the largest single task: a lower bound when the step ran more than one task,
   caveat ``maxrss_single_task``).  ``mem_peak_bytes`` is the largest step memory over the job's steps.
-* A jobstats summary in ``comment.administrator`` (:mod:`audit.jobstats`) supplies ``cpu_used_s`` and
+* A jobstats summary in ``comment.administrator`` (:mod:`audit.readers.jobstats`) supplies ``cpu_used_s`` and
   ``mem_peak_bytes`` (cgroup figures covering every node) where it has them, and the GPU figures
   (caveat ``jobstats``).
 
@@ -60,13 +60,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from .jobstats import decode_jobstats
-from .ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
-from .sacct_json_fields import MAX_INT, MIB, NON_USAGE_STEPS, RAW_LIMIT, RecordError, raw_json, seq
-from .sacct_json_record import job_fields, step_fields
-from .schema import caveats_from_masks, conform
-from .textio import InputError, read_text
-from .units import expand_index_ranges
+from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
+from ...schema import caveats_from_masks, conform
+from ...textio import InputError, read_text
+from ...units import expand_index_ranges
+from ..jobstats import decode_jobstats
+from .json_record import job_fields, step_fields
+from .json_values import MAX_INT, MIB, NON_USAGE_STEPS, RAW_LIMIT, RecordError, raw_json, seq
 
 # ---------------------------------------------------------------- the file
 

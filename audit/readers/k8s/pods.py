@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from .read_k8s_quantity import parse_quantity
-from .schema import caveats_from_masks, conform, empty_jobs
-from .textio import InputError, read_text
+from ...ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from ...schema import caveats_from_masks, conform, empty_jobs
+from ...textio import InputError, read_text
+from .quantity import parse_quantity
 
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
                "kubernetes.azure.com/agentpool", "agentpool", "node.kubernetes.io/pool", "nodepool", "pool")

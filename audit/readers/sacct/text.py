@@ -1,7 +1,7 @@
 """Reader for ``sacct --parsable2`` text (any field subset and order, ``|`` or ``^|^`` delimiters).
 
 With a header line, fields are taken by name; without one, a known field order is recognised by its
-field count (the 26-field XDMoD order).  Step lines fold into their job (see :mod:`audit.sacct_fold`);
+field count (the 26-field XDMoD order).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
 every line ends used, folded or quarantined (:mod:`audit.ledger`).
 """
 
@@ -12,14 +12,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
-from .sacct_fold import fold, step_usage
-from .sacct_lines import split_lines
-from .sacct_resources import resources
-from .sacct_states import normalise_states
-from .schema import caveats_from_masks, conform, empty_jobs
-from .textio import read_bytes
-from .units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
+from ...schema import caveats_from_masks, conform, empty_jobs
+from ...textio import read_bytes
+from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from .fold import fold, step_usage
+from .lines import split_lines
+from .resources import resources
+from .states import normalise_states
 
 _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het>\d+))?"
           r"(?:\.(?P<step>[A-Za-z0-9_\-]+))?$")
@@ -39,7 +39,7 @@ def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
     if not split.columns or len(split.line_no) == 0:
         return ReadResult(empty_jobs(), ledger, quarantine)
     if "JobID" not in split.columns:
-        from .textio import InputError
+        from ...textio import InputError
 
         raise InputError(f"{name}: the header has no JobID field")
     jobs = _read_rows(split, name, cluster, timezone, ledger, quarantine)
@@ -132,7 +132,7 @@ def _jobstats(cols, jidx) -> pd.DataFrame | None:
     """Decoded jobstats summaries of the allocation rows, or None when the dump has no AdminComment."""
     if "AdminComment" not in cols:
         return None
-    from .jobstats import decode_jobstats
+    from ..jobstats import decode_jobstats
 
     text = pd.Series(cols["AdminComment"].take(pa.array(jidx, type=pa.int64())).to_pylist(), dtype="string")
     return decode_jobstats(text).reset_index(drop=True)
@@ -198,7 +198,7 @@ def _parse_job_fields(cols, jidx, timezone):
         ex = pc.extract_regex(pc.utf8_trim_whitespace(cols["ExitCode"].take(jidx)), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
         code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
         sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
-        from .units import present
+        from ...units import present
 
         bad.append(("ExitCode", present(cols["ExitCode"].take(jidx)) & np.isnan(code)))
         parsed["exit"], parsed["signal"] = code, sig

@@ -21,9 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ledger import FileLedger, Quarantine, record_quarantine
-from .telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry, epoch_to_utc
-from .textio import InputError, read_text
+from ..ledger import FileLedger, Quarantine, record_quarantine
+from ..telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry, epoch_to_utc
+from ..textio import InputError, read_text
 
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "nodename")
 GPU_LABELS = ("gpu", "minor_number")

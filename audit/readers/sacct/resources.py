@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .units import parse_int, parse_reqmem, parse_size, tres_value
+from ...units import parse_int, parse_reqmem, parse_size, tres_value
 
 #: TRES ids fixed by Slurm (sacctmgr show tres); ids from 1001 on are site-specific
 RAW_TRES_IDS = {1: "cpu", 2: "mem", 3: "energy", 4: "node", 5: "billing", 6: "fs/disk", 7: "vmem", 8: "pages"}

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .ledger import FileLedger, Quarantine, record_quarantine
-from .read_k8s_pods import POOL_LABELS
-from .read_k8s_quantity import parse_quantity
-from .textio import InputError, read_text
+from ...ledger import FileLedger, Quarantine, record_quarantine
+from ...textio import InputError, read_text
+from .pods import POOL_LABELS
+from .quantity import parse_quantity
 
 NODE_COLUMNS = ("cluster", "node", "pool", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes", "zone",
                 "region", "rack", "instance_type")

@@ -17,9 +17,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from .schema import caveats_from_masks, conform
-from .textio import read_text
+from ..ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from ..schema import caveats_from_masks, conform
+from ..textio import read_text
 
 FIELDS = (
     "job", "submit", "wait", "run", "alloc_procs", "cpu_time", "used_mem_kb", "req_procs", "req_time",

@@ -13,7 +13,7 @@ gone.  From the long telemetry table (:mod:`audit.telemetry_table`):
 - ``kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`` and
   ``kube_pod_container_status_restarts_total``.
 
-Rows follow the ``kubectl`` reader (:mod:`audit.read_k8s_pods`): ``job_id`` ``namespace/pod``, ``account`` the
+Rows follow the ``kubectl`` reader (:mod:`audit.readers.k8s.pods`): ``job_id`` ``namespace/pod``, ``account`` the
 namespace, CPUs rounded up; ``source`` ``k8s-metrics``.  An end taken from the last sample carries
 ``end_from_last_sample``.  The labels the series need (``phase``, ``reason``, ``created_by_*``) are read by
 :func:`state_frame` from the files' own label sets, since the long table keeps only the join's labels.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .schema import caveats_from_masks, conform, empty_jobs
+from ...schema import caveats_from_masks, conform, empty_jobs
 
 STATE_METRICS = ("kube_pod_info", "kube_pod_created", "kube_pod_start_time", "kube_pod_completion_time",
                  "kube_pod_status_phase", "kube_pod_container_resource_requests",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import math
 
-from .sacct_states import SYNONYMS
-from .schema import STATES
+from ...schema import STATES
+from .states import SYNONYMS
 
 MIB = 1024**2
 RAW_LIMIT = 2000

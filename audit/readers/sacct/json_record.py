@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .sacct_json_fields import (
+from .json_values import (
     LEGACY_MEM_PER_CPU_FLAG,
     MEM_PER_CPU_FLAG,
     RecordError,

@@ -1,0 +1,9 @@
+"""Kubernetes: ``kubectl get pods -A -o json`` (:mod:`.pods`), ``kubectl get nodes -o json`` (:mod:`.nodes`), pods
+known only from kube-state-metrics series (:mod:`.kube_state`), and resource quantities (:mod:`.quantity`)."""
+
+from .kube_state import pods_from_kube_state
+from .nodes import pools_for_pods, read_k8s_nodes
+from .pods import read_k8s_pods
+from .quantity import parse_quantity
+
+__all__ = ["parse_quantity", "pods_from_kube_state", "pools_for_pods", "read_k8s_nodes", "read_k8s_pods"]
