@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
 from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
-from .schema import conform, empty_jobs
 from .store import write_store
 from .textio import InputError
 

@@ -12,42 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .ledger import Quarantine
 from .readers import read_nodes_file, read_telemetry_file
 from .telemetry_join import JoinPolicy, TelemetryJoin
-from .telemetry_table import TELEMETRY_COLUMNS, concat_telemetry, empty_telemetry
+from .telemetry_table import ARROW_SCHEMA, arrow_chunk, concat_telemetry, empty_telemetry
 from .textio import read_head
 
 SAMPLE_FORMATS = ("prometheus-json", "prometheus-text", "cgroup-ttar", "alibaba-genai")
-
-
-#: the Parquet schema of telemetry.parquet (labels dictionary-encoded)
-ARROW_SCHEMA = pa.schema([
-    (c, pa.dictionary(pa.int32(), pa.string()) if t == "category" else pa.int64() if t == "Int64" else
-     pa.timestamp("ns", tz="UTC") if t.startswith("datetime64") else pa.float64())
-    for c, t in TELEMETRY_COLUMNS.items()])
-
-
-def arrow_chunk(df: pd.DataFrame) -> pa.Table:
-    """A telemetry frame as an Arrow table of :data:`ARROW_SCHEMA` (the same schema for every chunk)."""
-    cols = []
-    for name, typ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types, strict=True):
-        s = df[name]
-        if pa.types.is_dictionary(typ):
-            codes = s.cat.codes.to_numpy().astype(np.int32)
-            cats = pa.array([str(c) for c in s.cat.categories], type=pa.string())
-            cols.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats))
-        elif pa.types.is_int64(typ):
-            cols.append(pa.array(s.to_numpy(dtype="float64", na_value=np.nan), mask=s.isna().to_numpy()).cast(
-                pa.int64(), safe=False))
-        else:
-            cols.append(pa.Array.from_pandas(s, type=typ))
-    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
 
 
 def _mentions_kube_state(path: Path) -> bool:
@@ -156,7 +130,7 @@ class TelemetryInputs:
         for res in early.values():
             res.ledger.jobs_emitted = int((derived["source_file"] == res.ledger.file).sum())
         self.pods.append(pod_map)
-        from .schema import conform
+        from .job_table import conform
 
         jobs = conform(pd.concat([jobs, derived], ignore_index=True)) if len(jobs) else derived.reset_index(drop=True)
         return early, jobs

@@ -116,7 +116,7 @@ def aggregate(holds: pd.DataFrame):
 
 def aggregate_session(holds: pd.DataFrame) -> tuple[int, np.ndarray]:
     """The same month through the ingest join (:class:`~audit.telemetry_join.JoinSession`), batch by batch."""
-    from audit.schema import conform
+    from audit.job_table import conform
     from audit.telemetry_join import TelemetryJoin
     from audit.telemetry_table import conform_telemetry
 

@@ -11,9 +11,9 @@ import pytest
 from audit.account import account_jobs
 from audit.aggregate import aggregate
 from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
+from audit.job_table import conform
 from audit.occupancy import hourly, occupancy
 from audit.pricebook import PriceBookError, load_price_book, parse_price_book
-from audit.schema import conform
 from audit.waste import per_job_waste
 
 GiB = 2**30

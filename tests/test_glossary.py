@@ -8,8 +8,8 @@ import pandas as pd
 
 from audit.account import account_jobs
 from audit.accounting import headline
+from audit.job_table import CAVEATS, JOB_COLUMNS, conform, empty_jobs
 from audit.pricebook import load_price_book
-from audit.schema import CAVEATS, JOB_COLUMNS, conform, empty_jobs
 from audit.waste import per_job_waste
 
 from .conftest import ROOT

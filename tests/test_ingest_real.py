@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from audit.cli import main
-from audit.schema import JOB_COLUMNS
+from audit.job_table import JOB_COLUMNS
 
 from .conftest import TRACES
 

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audit.job_table import STATES
+from audit.node_table import shape_dict
 from audit.readers.detect import detect_format
-from audit.readers.k8s.nodes import read_k8s_nodes, shape_dict, toml_text
+from audit.readers.k8s.nodes import read_k8s_nodes, toml_text
 from audit.readers.k8s.pods import read_k8s_pods
 from audit.readers.k8s.quantity import parse_quantity
-from audit.schema import STATES
 
 GiB = 2**30
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from audit.job_table import JOB_COLUMNS
 from audit.readers.jobstats import encode_jobstats
 from audit.readers.sacct.json_jobs import read_sacct_json
-from audit.schema import JOB_COLUMNS
 from audit.textio import InputError
 
 TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.schema import conform
+from audit.job_table import conform
 from audit.telemetry_join import join_telemetry
 from audit.telemetry_kernel import HoldIndex, counter_increase
 from audit.telemetry_table import conform_telemetry

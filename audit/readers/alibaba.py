@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..job_table import caveats_from_masks, conform, empty_jobs
 from ..ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from ..schema import caveats_from_masks, conform, empty_jobs
+from ..node_table import NODE_COLUMNS, NodesResult
 from ..telemetry_table import TelemetryResult, conform_telemetry, empty_telemetry, epoch_to_utc
 from ..textio import InputError, read_bytes
-from .k8s.nodes import NODE_COLUMNS, NodesResult
 
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
                "creation_time", "deletion_time", "scheduled_time")

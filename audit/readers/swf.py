@@ -17,8 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..job_table import caveats_from_masks, conform
 from ..ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from ..schema import caveats_from_masks, conform
 from ..textio import read_text
 
 FIELDS = (

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.schema import conform
+from audit.job_table import conform
 from audit.to_simulator import to_cluster, to_jobs
 from simulator import Cluster, Pool
 

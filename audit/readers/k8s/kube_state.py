@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...schema import caveats_from_masks, conform, empty_jobs
+from ...job_table import caveats_from_masks, conform, empty_jobs
 
 STATE_METRICS = ("kube_pod_info", "kube_pod_created", "kube_pod_start_time", "kube_pod_completion_time",
                  "kube_pod_status_phase", "kube_pod_container_resource_requests",

@@ -3,34 +3,23 @@
 Per node: allocatable CPUs, memory and GPUs (``nvidia.com/gpu``, ``amd.com/gpu``); GPU product and memory
 from NVIDIA GPU feature discovery labels (``nvidia.com/gpu.product``, ``nvidia.com/gpu.memory`` in MiB,
 ``nvidia.com/gpu.count``); pool (GKE/EKS/AKS/Karpenter pool labels, else ``k8s``); zone, region and rack
-(``topology.kubernetes.io/zone``/``region``, any label ending ``/rack``) and instance type.
-:func:`shape_dict` turns the nodes into the cluster-shape TOML layout (one node group per pool and node
-type, each pool a partition).  Ledger: one record per node; a node without a name or with an allocatable
+(``topology.kubernetes.io/zone``/``region``, any label ending ``/rack``) and instance type, as rows of the nodes
+table (:mod:`audit.node_table`).  Ledger: one record per node; a node without a name or with an allocatable
 quantity that does not parse is quarantined.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ...ledger import FileLedger, Quarantine, record_quarantine
+from ...node_table import NODE_COLUMNS, NodesResult
 from ...textio import InputError, read_text
 from .pods import POOL_LABELS
 from .quantity import parse_quantity
-
-NODE_COLUMNS = ("cluster", "node", "pool", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes", "zone",
-                "region", "rack", "instance_type")
-
-
-@dataclass
-class NodesResult:
-    nodes: pd.DataFrame
-    ledger: FileLedger
-    quarantine: Quarantine
 
 
 def _gpu_type(product: str | None) -> str | None:
@@ -96,22 +85,6 @@ def read_k8s_nodes(path, *, cluster: str | None = None) -> NodesResult:
     for c in ("cpus", "mem_bytes", "gpus", "gpu_mem_bytes"):
         nodes[c] = nodes[c].astype("int64")
     return NodesResult(nodes, ledger, quarantine)
-
-
-def shape_dict(nodes: pd.DataFrame, name: str = "k8s") -> dict:
-    """The cluster-shape TOML layout: each pool a partition, one node group per pool and node type."""
-    if nodes.empty:
-        return {"name": name, "partitions": [], "node_groups": []}
-    keys = ["pool", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes"]
-    g = nodes.assign(gpu_type=nodes["gpu_type"].fillna("")).groupby(keys, sort=True).size().reset_index(name="count")
-    groups = []
-    for i, r in enumerate(g.itertuples(index=False)):  # one per node type: a handful
-        grp = {"name": f"{r.pool}-{i}", "partition": str(r.pool), "count": int(r.count), "cpus": int(r.cpus),
-               "mem_bytes": int(r.mem_bytes), "gpus": int(r.gpus)}
-        if r.gpus:
-            grp.update(gpu_type=r.gpu_type or "gpu", gpu_mem_bytes=int(r.gpu_mem_bytes))
-        groups.append(grp)
-    return {"name": name, "partitions": [{"name": p} for p in sorted(g["pool"].unique())], "node_groups": groups}
 
 
 def pools_for_pods(jobs: pd.DataFrame, nodes: pd.DataFrame) -> pd.Series:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from ...schema import caveats_from_masks, conform, empty_jobs
 from ...textio import InputError, read_text
 from .quantity import parse_quantity
 

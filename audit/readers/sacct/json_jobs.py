@@ -60,8 +60,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from ...job_table import caveats_from_masks, conform
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
-from ...schema import caveats_from_masks, conform
 from ...textio import InputError, read_text
 from ...units import expand_index_ranges
 from ..jobstats import decode_jobstats

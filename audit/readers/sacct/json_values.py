@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from ...schema import STATES
+from ...job_table import STATES
 from .states import SYNONYMS
 
 MIB = 1024**2

@@ -1,4 +1,4 @@
-"""Normalising Slurm job states onto the canonical set (audit.schema.STATES)."""
+"""Normalising Slurm job states onto the canonical set (audit.job_table.STATES)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...schema import STATES
+from ...job_table import STATES
 
 #: Slurm states outside the canonical set, and the forms fixed-width sacct output truncates to
 SYNONYMS = {

@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
-from ...schema import caveats_from_masks, conform, empty_jobs
 from ...textio import read_bytes
 from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
 from .fold import fold, step_usage
