@@ -1,4 +1,5 @@
-"""The ingest stage: read every input into one canonical job table, with its ledger and quarantine."""
+"""``reclaim ingest``: read every input (the readers, then the telemetry stage) into one canonical job table, with
+its ledger and quarantine, and write the store."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
 from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
 from .store import write_store
+from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
 
 
@@ -35,8 +37,6 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
     into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).
     """
-    from .telemetry_sources import TelemetryInputs
-
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
@@ -86,8 +86,6 @@ def _is_cluster_shape(path: Path) -> bool:
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
-    from .telemetry_store import clear_telemetry_store, write_telemetry_store
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)

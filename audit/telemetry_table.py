@@ -1,4 +1,4 @@
-"""The long telemetry table: one row per sample, joined to jobs later (:mod:`audit.telemetry_join`).
+"""The long telemetry table: one row per sample, joined to jobs later (:mod:`audit.telemetry.join`).
 
 Columns (DESIGN.md, plus the labels the join needs): ``cluster, node, gpu_index, metric, time, value``
 and ``job_label`` (a job id the exporter wrote on the series: ``hpc_job``, cgroup ``jobid``),

@@ -12,7 +12,7 @@ from audit.job_table import conform
 from audit.readers.cgroup import count_cpus, parse_ttar, read_cgroup
 from audit.readers.detect import detect_format
 from audit.readers.prometheus import read_prometheus
-from audit.telemetry_join import join_telemetry
+from audit.telemetry.join import join_telemetry
 
 TTAR = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "cgroup" / "fixtures.ttar"
 

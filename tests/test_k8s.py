@@ -284,7 +284,7 @@ def test_pods_with_random_quantities_are_all_accounted(tmp_path, specs):
 def test_dcgm_by_pod_reaches_the_owning_job_row(tmp_path):
     """dcgm-exporter labels samples with the pod; pods of one Job fold into one row through the pods map."""
     from audit.readers.prometheus import read_prometheus
-    from audit.telemetry_join import join_telemetry
+    from audit.telemetry.join import join_telemetry
 
     p = tmp_path / "pods.json"
     p.write_text(json.dumps(pods_list(build_pods())))

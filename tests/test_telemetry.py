@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from audit.job_table import conform
-from audit.telemetry_join import join_telemetry
-from audit.telemetry_kernel import HoldIndex, counter_increase
+from audit.telemetry.join import join_telemetry
+from audit.telemetry.kernel import HoldIndex, counter_increase
 from audit.telemetry_table import conform_telemetry
 
 T0 = 1_700_000_000
@@ -216,8 +216,8 @@ def test_week_per_job_gpu_figures_match_truth():
 
 def test_stream_matches_the_join(tmp_path):
     """The Parquet stream (used at month scale) and the in-memory join agree on a shared-node case."""
-    from audit.telemetry_kernel import group_reduce
-    from audit.telemetry_stream import stream_parquet
+    from audit.telemetry.kernel import group_reduce
+    from audit.telemetry.stream import stream_parquet
 
     t = shared_node_telemetry()
     path = tmp_path / "t.parquet"
@@ -295,7 +295,7 @@ def test_glossary_names_the_telemetry_tables():
     """docs/glossary.md documents exactly the columns of telemetry.parquet and job_telemetry.parquet."""
     import re
 
-    from audit.telemetry_join import STAT_COLUMNS
+    from audit.telemetry.join import STAT_COLUMNS
     from audit.telemetry_table import TELEMETRY_COLUMNS
 
     from .conftest import ROOT

@@ -1,9 +1,9 @@
-"""Dispatch telemetry and node files to their readers, and join what they read to the job table.
+"""Hand telemetry and node files to their readers, and join what they read to the job table.
 
 Used by :mod:`audit.ingest`: files detected as telemetry (Prometheus JSON or text, GPU-index prolog records,
 cgroup trees, Alibaba GenAI series) and as cluster shape (``kubectl get nodes``, Alibaba node lists) go to a
 :class:`TelemetryInputs`.  Node lists and GPU holds are read at once; sample files are read after the jobs, one
-at a time, through a :class:`~audit.telemetry_join.JoinSession`, so a month of samples never sits in memory
+at a time, through a :class:`~audit.telemetry.join.JoinSession`, so a month of samples never sits in memory
 when a sink file is given (each file's samples are appended to it and dropped).
 """
 
@@ -15,11 +15,14 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from .ledger import Quarantine
-from .readers import read_nodes_file, read_telemetry_file
-from .telemetry_join import JoinPolicy, TelemetryJoin
-from .telemetry_table import ARROW_SCHEMA, arrow_chunk, concat_telemetry, empty_telemetry
-from .textio import read_head
+from ..job_table import conform
+from ..ledger import Quarantine
+from ..readers import read_nodes_file, read_prometheus, read_telemetry_file
+from ..readers.k8s import pools_for_pods
+from ..readers.k8s.kube_state import EXTRA_LABELS, pods_from_kube_state, state_frame
+from ..telemetry_table import ARROW_SCHEMA, arrow_chunk, concat_telemetry, empty_telemetry
+from ..textio import read_head
+from .join import JoinPolicy, TelemetryJoin
 
 SAMPLE_FORMATS = ("prometheus-json", "prometheus-text", "cgroup-ttar", "alibaba-genai")
 
@@ -76,8 +79,6 @@ class TelemetryInputs:
         """Read the queued sample files one by one into the join; refine Kubernetes partitions by node pool."""
         nodes = pd.concat(self.nodes, ignore_index=True) if self.nodes else None
         if nodes is not None and len(jobs):
-            from .readers.k8s.nodes import pools_for_pods
-
             jobs = jobs.assign(partition=pools_for_pods(jobs, nodes))
         early, jobs = self._kube_state(jobs)
         holds = pd.concat(self.holds, ignore_index=True) if self.holds else None
@@ -111,9 +112,6 @@ class TelemetryInputs:
 
     def _kube_state(self, jobs: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
         """Pods known only from kube-state-metrics become job rows (a pods dump's rows win)."""
-        from .readers.k8s.kube_state import EXTRA_LABELS, pods_from_kube_state, state_frame
-        from .readers.prometheus import read_prometheus
-
         early, frames = {}, []
         for path, kind in self.pending:
             if kind in ("prometheus-json", "prometheus-text") and _mentions_kube_state(path):
@@ -130,7 +128,5 @@ class TelemetryInputs:
         for res in early.values():
             res.ledger.jobs_emitted = int((derived["source_file"] == res.ledger.file).sum())
         self.pods.append(pod_map)
-        from .job_table import conform
-
         jobs = conform(pd.concat([jobs, derived], ignore_index=True)) if len(jobs) else derived.reset_index(drop=True)
         return early, jobs

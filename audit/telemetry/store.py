@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from .node_table import shape_dict
-from .readers.k8s.nodes import toml_text
+from ..node_table import shape_dict
+from ..readers.k8s.nodes import toml_text
 
 
 def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,

@@ -1,8 +1,8 @@
 """Per-hold GPU statistics from a long telemetry table too large for memory, streamed from Parquet.
 
 The Parquet file holds ``node`` (string, dictionary-encoded is best), ``gpu_index``, ``metric``, ``time`` and
-``value``; it is read in record batches, and each batch goes through :class:`~audit.telemetry_kernel.HoldIndex`
-and one :class:`~audit.telemetry_kernel.Accumulator` per metric — NumPy on whole batches, no Python per sample.
+``value``; it is read in record batches, and each batch goes through :class:`~audit.telemetry.kernel.HoldIndex`
+and one :class:`~audit.telemetry.kernel.Accumulator` per metric — NumPy on whole batches, no Python per sample.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .telemetry_kernel import Accumulator, HoldIndex
+from .kernel import Accumulator, HoldIndex
 
 GPUS_PER_NODE_MAX = 4096
 

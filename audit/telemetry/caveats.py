@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .job_table import CAVEATS, conform
+from ..job_table import CAVEATS, conform
 
 
 def add_caveat(caveats: pd.Series, mask, code: str) -> pd.Series:

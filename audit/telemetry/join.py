@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .telemetry_kernel import Accumulator, HoldIndex, counter_increase, group_reduce, median_interval
-from .telemetry_table import series_codes
-from .units import expand_hostlist
+from ..telemetry_table import series_codes
+from ..units import expand_hostlist
+from .kernel import Accumulator, HoldIndex, counter_increase, group_reduce, median_interval
 
 #: utilisation metrics, preferred first, with the factor that makes them 0–1
 UTIL_SCALE = {"DCGM_FI_PROF_SM_ACTIVE": 1.0, "DCGM_FI_DEV_GPU_UTIL": 0.01, "pod_gpu_duty_cycle": 0.01}
@@ -321,7 +321,7 @@ class JoinSession:
             stats = {"count": cnt, "sum": tot, "peak_sum": psum, "peak_max": pmax, "path": job_path}
             (util_stats if metric in UTIL_SCALE else mem_stats)[metric] = stats
         if self.usage:
-            from .telemetry_table import concat_telemetry
+            from ..telemetry_table import concat_telemetry
 
             usage = concat_telemetry(self.usage)
             rows = np.concatenate(self.usage_rows)
@@ -332,7 +332,7 @@ class JoinSession:
         stats = _Usage.assemble(self.jobs, util_stats, mem_stats, cpu, mem, interval)
         self.summary["interval_s"] = None if interval is None or not np.isfinite(interval) else float(interval)
         self.summary["jobs_with_gpu_telemetry"] = int((stats["gpu_samples"] > 0).sum())
-        from .telemetry_caveats import apply_stats
+        from .caveats import apply_stats
 
         return JoinResult(jobs=apply_stats(self.jobs, stats, self.policy.partial_below), job_stats=stats,
                           summary=self.summary)
