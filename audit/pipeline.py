@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
-from .account import account_jobs, write_account
+from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest
 
 QUARANTINE_SAMPLE = 20

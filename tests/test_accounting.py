@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.account import account_jobs
-from audit.aggregate import aggregate
+from audit.accounting.account import account_jobs
+from audit.accounting.aggregate import aggregate
+from audit.accounting.occupancy import hourly, occupancy
+from audit.accounting.pricebook import PriceBookError, load_price_book, parse_price_book
+from audit.accounting.waste import per_job_waste
 from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
 from audit.job_table import conform
-from audit.occupancy import hourly, occupancy
-from audit.pricebook import PriceBookError, load_price_book, parse_price_book
-from audit.waste import per_job_waste
 
 GiB = 2**30
 T0 = pd.Timestamp("2024-03-01T00:00:00Z")

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from audit.efficiency import efficiency
+from audit.accounting.efficiency import efficiency
 from audit.readers.sacct.fields import XDMOD_26
 from audit.readers.sacct.text import read_sacct
 

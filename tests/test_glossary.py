@@ -6,11 +6,11 @@ import re
 
 import pandas as pd
 
-from audit.account import account_jobs
-from audit.accounting import headline
+from audit.accounting.account import account_jobs
+from audit.accounting.headline import headline
+from audit.accounting.pricebook import load_price_book
+from audit.accounting.waste import per_job_waste
 from audit.job_table import CAVEATS, JOB_COLUMNS, conform, empty_jobs
-from audit.pricebook import load_price_book
-from audit.waste import per_job_waste
 
 from .conftest import ROOT
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from audit.account import account_jobs
+from audit.accounting.account import account_jobs
 from audit.ingest import read_inputs
 
 from .conftest import ROOT

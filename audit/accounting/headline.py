@@ -1,6 +1,6 @@
 """Headline accounting: allocated vs used core-hours, memory GiB-hours, GPU-hours, failed work and dollars.
 
-Every figure is a sum over the per-job rows of ``waste.parquet`` (:mod:`audit.waste`); the definitions
+Every figure is a sum over the per-job rows of ``waste.parquet`` (:mod:`audit.accounting.waste`); the definitions
 are in docs/glossary.md ("Headline figures").  Figures of use cover only the jobs whose use is known;
 each ``*_efficiency`` is used / allocated over those same jobs, and each ``jobs_with_*_usage`` says how many.
 """

@@ -98,7 +98,7 @@ def _month(jobs: pd.DataFrame) -> np.ndarray:
 def _gpu_mem_held(jobs, gpus, shape) -> np.ndarray:
     if shape is None:
         return np.full(len(jobs), np.nan)
-    from .cluster_shape import gpu_memory_by_type
+    from ..cluster_shape import gpu_memory_by_type
 
     per = gpu_memory_by_type(shape)
     per_gpu = jobs["gpu_type"].map(per).astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
@@ -125,7 +125,7 @@ def _dominant_cost(out: pd.DataFrame, jobs: pd.DataFrame, book, shape) -> np.nda
     """The share of its nodes a job blocks (largest of CPU, memory, GPU shares) × the nodes' price × hours."""
     if shape is None:
         return np.full(len(out), np.nan)
-    from .cluster_shape import node_shape_by_partition
+    from ..cluster_shape import node_shape_by_partition
 
     node = node_shape_by_partition(shape).reindex(jobs["partition"].astype(object).to_numpy())
     ncpu = node["cpus"].to_numpy(dtype=float)

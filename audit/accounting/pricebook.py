@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from importlib import resources
 
-from .textio import parse_toml, read_toml
+from ..textio import parse_toml, read_toml
 
 HOURS_PER_YEAR = 8766.0
 DEFAULT_BOOK = "cloud-on-demand"

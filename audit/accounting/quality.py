@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .job_table import CAVEATS
+from ..job_table import CAVEATS
 
 
 def caveat_counts(jobs: pd.DataFrame, waste: pd.DataFrame) -> list[dict]:

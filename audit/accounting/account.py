@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from .accounting import summarise
+from ..cluster_shape import load_cluster_shape, partition_capacity
+from ..store import read_jobs
 from .aggregate import all_aggregates, efficiency_distribution, top_n
-from .cluster_shape import load_cluster_shape, partition_capacity
 from .efficiency import efficiency
 from .failed import diagnose
+from .headline import summarise
 from .occupancy import occupancy, occupancy_totals
 from .pricebook import load_price_book
 from .quality import caveat_counts, usage_coverage
-from .store import read_jobs
+from .waste import per_job_waste
 
 
 @dataclass
@@ -35,8 +36,6 @@ def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None) -> 
     """Every accounting figure for a canonical job table (no files written)."""
     book = load_price_book(price_book)
     shape = load_cluster_shape(cluster_shape) if cluster_shape is not None else None
-    from .waste import per_job_waste
-
     waste = per_job_waste(jobs, book, shape)
     eff = efficiency(jobs)
     capacity = partition_capacity(shape) if shape is not None else None
