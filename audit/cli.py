@@ -126,7 +126,7 @@ def simulate(paths, policy, procs, cluster_shape, out, as_json) -> None:
     """Replay a trace or an ingested store on the cluster model under one scheduling policy."""
     import json
 
-    from .replay import simulate as run_simulate
+    from .pipeline import simulate as run_simulate
 
     try:
         m = run_simulate(paths, policy=policy, procs=procs, cluster_shape=cluster_shape, out=out)

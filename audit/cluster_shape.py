@@ -11,7 +11,7 @@ gpus = 4; gpu_type = "a100"; gpu_mem_gib = 80; racks = 2
 
 A node group names one partition (``partition``) or several (``partitions = [...]``).  Memory may be
 given as ``mem_gib`` or ``mem_bytes``, GPU memory as ``gpu_mem_gib`` or ``gpu_mem_bytes``; every key is
-described at ``audit.to_simulator.to_cluster``, whose parser this module shares.
+described at ``audit.whatif.to_simulator.to_cluster``, whose parser this module shares.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from simulator.records import Pool
 
 from .textio import InputError, read_toml
-from .to_simulator import to_cluster
+from .whatif.to_simulator import to_cluster
 
 GROUP_COLUMNS = ("group", "partition", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes")
 

@@ -11,7 +11,7 @@ import pandas as pd
 from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
 from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
-from .store import write_store
+from .store import read_jobs, write_store
 from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
 
@@ -97,3 +97,14 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
     if shape is not None:
         result.cluster_shape = shape
     return result
+
+
+def read_table(paths, *, fmt: str = "auto", timezone: str = "UTC") -> tuple[pd.DataFrame, Path | None]:
+    """The canonical table of a store folder (with jobs.parquet) or of trace files; and a cluster shape found
+    (the store's ``cluster_shape.toml``, or one among the inputs)."""
+    paths = [Path(p) for p in paths]
+    if len(paths) == 1 and (paths[0] / "jobs.parquet").exists():
+        shape = paths[0] / "cluster_shape.toml"
+        return read_jobs(paths[0]), shape if shape.exists() else None
+    ing = read_inputs(paths, fmt=fmt, timezone=timezone)
+    return ing.jobs, ing.cluster_shape

@@ -36,7 +36,7 @@ def case_hpc2n() -> dict:
     """Runs in its own process: read, convert and simulate HPC2N under EASY."""
     t0 = time.perf_counter()
     from audit.readers.swf import read_swf
-    from audit.to_simulator import to_jobs
+    from audit.whatif.to_simulator import to_jobs
     from simulator import EASY, Pool, Simulator, metrics
 
     t1 = time.perf_counter()
@@ -66,7 +66,7 @@ def prepare_month() -> Path:
 
     from audit.readers.sacct.text import read_sacct
     from audit.synthetic import generate
-    from audit.to_simulator import to_jobs
+    from audit.whatif.to_simulator import to_jobs
 
     MONTH.mkdir(parents=True, exist_ok=True)
     spec = MONTH / "cluster_in.toml"
@@ -81,7 +81,7 @@ def case_month(policy: str) -> dict:
     """Runs in its own process: one policy on the cached month."""
     import numpy as np
 
-    from audit.to_simulator import to_cluster
+    from audit.whatif.to_simulator import to_cluster
     from simulator import EASY, Budget, Jobs, Multifactor, Simulator, metrics
 
     data = np.load(MONTH / "jobs.npz")

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.shared
 
 def load(name):
     from audit.readers.swf import read_swf
-    from audit.to_simulator import to_jobs
+    from audit.whatif.to_simulator import to_jobs
 
     fname, procs = REFERENCE[name][:2]
     path = TRACES / fname
@@ -83,7 +83,7 @@ def test_real_sacct_through_the_converter():
     import numpy as np
 
     from audit.readers.sacct.text import read_sacct
-    from audit.to_simulator import to_cluster, to_jobs
+    from audit.whatif.to_simulator import to_cluster, to_jobs
 
     table = read_sacct(path).jobs
     converted = to_jobs(table)

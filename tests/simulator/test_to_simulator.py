@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from audit.job_table import conform
-from audit.to_simulator import to_cluster, to_jobs
+from audit.whatif.to_simulator import to_cluster, to_jobs
 from simulator import Cluster, Pool
 
 GB = 1024**3

@@ -18,7 +18,7 @@ import pandas as pd
 
 from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
 
-from .textio import read_toml
+from ..textio import read_toml
 
 
 @dataclass(slots=True)

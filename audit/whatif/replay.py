@@ -1,6 +1,6 @@
-"""``reclaim simulate``: replay a trace or an ingested store on the cluster model under one policy.
+"""Replay a canonical job table on the cluster model under one policy (``reclaim simulate``).
 
-The pandas side of the boundary: the canonical table goes through :mod:`audit.to_simulator` into plain
+The pandas side of the boundary: the canonical table goes through :mod:`audit.whatif.to_simulator` into plain
 simulator records, the simulator runs (it never sees pandas), and its per-job records come back here to be
 written as ``replay/jobs.parquet`` beside ``replay/metrics.json``.
 """
@@ -13,37 +13,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .ingest import read_inputs
-from .store import read_jobs
-from .textio import InputError
+from ..textio import InputError
 from .to_simulator import to_cluster, to_jobs
 
 
-def _table(paths, fmt: str, timezone: str) -> tuple[pd.DataFrame, Path | None]:
-    """The canonical table of a store folder (with jobs.parquet) or of trace files; and a cluster shape found."""
-    paths = [Path(p) for p in paths]
-    if len(paths) == 1 and (paths[0] / "jobs.parquet").exists():
-        shape = paths[0] / "cluster_shape.toml"
-        return read_jobs(paths[0]), shape if shape.exists() else None
-    ing = read_inputs(paths, fmt=fmt, timezone=timezone)
-    return ing.jobs, ing.cluster_shape
-
-
-def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,
-             fmt: str = "auto", timezone: str = "UTC") -> dict:
+def replay(table: pd.DataFrame, *, policy: str = "easy", procs: int | None = None, cluster_shape=None,
+           out=None) -> dict:
     """Replay the jobs under ``policy``; return the metrics (and write ``out/replay/`` when ``out`` is given).
 
     With ``procs`` the cluster is one pool of that many processors and jobs are never killed at their
-    requested time (the Parallel Workloads Archive convention); otherwise the cluster shape (given, or
-    found among the inputs) with per-node CPUs, memory and GPUs, and jobs are killed at their limits.
+    requested time (the Parallel Workloads Archive convention); otherwise the cluster shape (a TOML path)
+    with per-node CPUs, memory and GPUs, and jobs are killed at their limits.
     """
     from simulator import simulate as run
 
-    table, found = _table(paths, fmt, timezone)
-    if procs is None and cluster_shape is None and found is None:
+    if procs is None and cluster_shape is None:
         raise InputError("no cluster shape among the inputs: pass --cluster-shape FILE or --procs P")
     converted = to_jobs(table, procs=procs)
-    cluster = to_cluster({"procs": procs} if procs else (cluster_shape or found))
+    cluster = to_cluster({"procs": procs} if procs else cluster_shape)
     result, metrics = run(converted.jobs, cluster, policy, kill_at_limit=procs is None)
     metrics = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in metrics.items()}
     metrics["dropped"] = dict(converted.dropped)
