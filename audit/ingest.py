@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .cluster_shape import is_cluster_shape
 from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
 from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
@@ -69,19 +70,10 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     ledger["skipped_files"] = skipped
     if joined.summary:
         ledger["telemetry"] = joined.summary
-    shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and _is_cluster_shape(Path(s["file"]))]
+    shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and is_cluster_shape(s["file"])]
     return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
-
-
-def _is_cluster_shape(path: Path) -> bool:
-    import tomllib
-
-    try:
-        return "node_groups" in tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:

@@ -12,18 +12,19 @@ from audit.accounting.account import account_jobs
 from audit.accounting.aggregate import aggregate
 from audit.accounting.occupancy import hourly, occupancy
 from audit.accounting.pricebook import PriceBookError, load_price_book, parse_price_book
+from audit.accounting.shape import partition_capacity, shape_frame
 from audit.accounting.waste import per_job_waste
-from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
+from audit.cluster_shape import load_cluster_shape
 from audit.job_table import conform
 
 GiB = 2**30
 T0 = pd.Timestamp("2024-03-01T00:00:00Z")
 
-SHAPE = cluster_shape_from_dict({"node_groups": [
+SHAPE = shape_frame(load_cluster_shape({"node_groups": [
     {"name": "cn", "partition": "cpu", "count": 4, "cpus": 16, "mem_gib": 64},
     {"name": "ga", "partition": "gpu", "count": 2, "cpus": 64, "mem_gib": 512, "gpus": 4, "gpu_type": "a100",
      "gpu_mem_gib": 80},
-]})
+]}))
 
 
 def job(job_id, *, start_h=0.0, hours=1.0, cpus=1, nodes=1, mem_gib=4, gpus=0, gpu_type=None, cpu_used_s=None,

@@ -10,6 +10,7 @@ from audit.accounting.account import account_jobs
 from audit.accounting.headline import headline
 from audit.accounting.pricebook import load_price_book
 from audit.accounting.waste import per_job_waste
+from audit.cluster_shape import GROUP_KEYS, PARTITION_KEYS, SHAPE_KEYS
 from audit.job_table import CAVEATS, JOB_COLUMNS, conform, empty_jobs
 
 from .conftest import ROOT
@@ -59,3 +60,7 @@ def test_summary_keys_documented():
 
 def test_waste_columns_documented():
     assert set(per_job_waste(_one_job(), load_price_book())) == _documented("Per-job accounting (`waste.parquet`)")
+
+
+def test_cluster_shape_keys_documented():
+    assert _documented("The cluster shape (`cluster.toml`)") == {*SHAPE_KEYS, *GROUP_KEYS, *PARTITION_KEYS}

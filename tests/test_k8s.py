@@ -10,10 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audit.cluster_shape import toml_text
 from audit.job_table import STATES
 from audit.node_table import shape_dict
 from audit.readers.detect import detect_format
-from audit.readers.k8s.nodes import read_k8s_nodes, toml_text
+from audit.readers.k8s.nodes import read_k8s_nodes
 from audit.readers.k8s.pods import read_k8s_pods
 from audit.readers.k8s.quantity import parse_quantity
 
@@ -205,9 +206,10 @@ def test_nodes_shape(tmp_path):
     spec = shape_dict(r.nodes, "gke-1")
     import tomllib
 
-    from audit.cluster_shape import cluster_shape_from_dict, partition_capacity
+    from audit.accounting.shape import partition_capacity, shape_frame
+    from audit.cluster_shape import load_cluster_shape
 
-    cap = partition_capacity(cluster_shape_from_dict(tomllib.loads(toml_text(spec))))
+    cap = partition_capacity(shape_frame(load_cluster_shape(tomllib.loads(toml_text(spec)))))
     assert cap.loc["a100-pool", "gpus_total"] == 16 and cap.loc["default-pool", "cpus_total"] == 15
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cluster_shape import load_cluster_shape, partition_capacity
+from ..cluster_shape import load_cluster_shape
 from ..store import read_jobs
 from .aggregate import all_aggregates, efficiency_distribution, top_n
 from .efficiency import efficiency
@@ -17,6 +17,7 @@ from .headline import summarise
 from .occupancy import occupancy, occupancy_totals
 from .pricebook import load_price_book
 from .quality import caveat_counts, usage_coverage
+from .shape import partition_capacity, shape_frame
 from .waste import per_job_waste
 
 
@@ -35,7 +36,7 @@ class AccountResult:
 def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None) -> AccountResult:
     """Every accounting figure for a canonical job table (no files written)."""
     book = load_price_book(price_book)
-    shape = load_cluster_shape(cluster_shape) if cluster_shape is not None else None
+    shape = shape_frame(load_cluster_shape(cluster_shape)) if cluster_shape is not None else None
     waste = per_job_waste(jobs, book, shape)
     eff = efficiency(jobs)
     capacity = partition_capacity(shape) if shape is not None else None

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .families import job_family
+from .shape import gpu_memory_by_type, node_shape_by_partition
 
 GiB = float(2**30)
 FAILED_STATES = ("OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "FAILED", "PREEMPTED")
@@ -98,8 +99,6 @@ def _month(jobs: pd.DataFrame) -> np.ndarray:
 def _gpu_mem_held(jobs, gpus, shape) -> np.ndarray:
     if shape is None:
         return np.full(len(jobs), np.nan)
-    from ..cluster_shape import gpu_memory_by_type
-
     per = gpu_memory_by_type(shape)
     per_gpu = jobs["gpu_type"].map(per).astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
     return np.where(gpus > 0, gpus * per_gpu, 0.0)
@@ -125,8 +124,6 @@ def _dominant_cost(out: pd.DataFrame, jobs: pd.DataFrame, book, shape) -> np.nda
     """The share of its nodes a job blocks (largest of CPU, memory, GPU shares) × the nodes' price × hours."""
     if shape is None:
         return np.full(len(out), np.nan)
-    from ..cluster_shape import node_shape_by_partition
-
     node = node_shape_by_partition(shape).reindex(jobs["partition"].astype(object).to_numpy())
     ncpu = node["cpus"].to_numpy(dtype=float)
     nmem = node["mem_bytes"].to_numpy(dtype=float)

@@ -4,14 +4,14 @@ when nodes were read."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from ..cluster_shape import toml_text
 from ..node_table import shape_dict
-from ..readers.k8s.nodes import toml_text
+from ..textio import read_toml
 
 
 def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,
@@ -35,7 +35,7 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
         tables["nodes"] = out / "nodes.parquet"
         spec = shape_dict(nodes, str(nodes["cluster"].iloc[0]))
         if cluster_shape is not None:
-            base = tomllib.loads(Path(cluster_shape).read_text(encoding="utf-8"))
+            base = read_toml(cluster_shape)
             spec = {"name": base.get("name", spec["name"]),
                     "partitions": [{"name": p["name"]} for p in base.get("partitions", [])] + spec["partitions"],
                     "node_groups": [_flat(g) for g in base.get("node_groups", [])] + spec["node_groups"]}

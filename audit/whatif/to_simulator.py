@@ -1,5 +1,5 @@
-"""The one converter from the canonical job table (pandas) to simulator records (NumPy), and from a
-cluster-shape TOML/dict to :class:`simulator.records.Cluster`.
+"""The one converter from the canonical job table (pandas) to simulator records (NumPy), and from the cluster
+shape (:mod:`audit.cluster_shape`) to :class:`simulator.records.Cluster`.
 
 Requests become per-node values: CPUs and GPUs are the job totals divided by the node count
 (rounded up), memory the job total divided by the node count.  Times become seconds since the
@@ -11,14 +11,13 @@ its limit, so replaying the requests users made reproduces the log instead of ki
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
 
-from ..textio import read_toml
+from ..cluster_shape import ClusterShape, load_cluster_shape
 
 
 @dataclass(slots=True)
@@ -110,76 +109,21 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     return Converted(jobs=Jobs.from_arrays(**cols), dropped=dropped, origin=origin)
 
 
-GIB = 2**30
-_GROUP_KEYS = {"name", "count", "cpus", "mem_bytes", "mem_gib", "gpus", "gpu_type", "gpu_mem_bytes", "gpu_mem_gib",
-               "switch", "nodes_per_switch", "racks", "partition", "partitions", "prefix", "digits", "gpu_model",
-               "nodes"}
-_PARTITION_KEYS = {"name", "groups", "node_groups", "kind", "max_time", "default"}
+def to_cluster(spec, *, source: str = "cluster shape") -> Cluster | Pool:
+    """Simulator records of a cluster shape: a :class:`~audit.cluster_shape.ClusterShape`, or a TOML path or dict
+    read by :func:`~audit.cluster_shape.load_cluster_shape` (whose errors name the file and the entry).
 
-
-def to_cluster(spec, *, source: str = "cluster spec") -> Cluster | Pool:
-    """Cluster shape from a dict (or a TOML file path) in the project's cluster format.
-
-    ``[[node_groups]]``: name, count, cpus, memory (``mem_bytes`` or ``mem_gib``), gpus, gpu_type,
-    GPU memory (``gpu_mem_bytes`` or ``gpu_mem_gib``), and the partitions it belongs to
-    (``partition`` or ``partitions``); topology as ``switch`` (one switch group), ``racks`` (a count,
-    or a list of rack tables: the nodes split in order into that many equal blocks, one leaf switch
-    each) or ``nodes_per_switch``; ``prefix``, ``digits``, ``nodes``, ``gpu_model`` are accepted and
-    not used.  ``[[partitions]]``: name, optionally ``groups``/``node_groups`` (node groups it spans,
-    besides those naming it); ``kind``, ``max_time``, ``default`` are accepted and not used.
-    ``procs = P`` instead gives a single pool.  A ``[cluster]`` table holding these keys is accepted
-    too.  Errors name the file and the offending entry."""
-    if isinstance(spec, (str, Path)):
-        source = str(spec)
-        spec = read_toml(spec, ValueError)
-    if "cluster" in spec and isinstance(spec["cluster"], dict):
-        spec = spec["cluster"]
-    if "procs" in spec:
-        return Pool(int(spec["procs"]))
-    groups_spec = spec.get("node_groups") or spec.get("groups")
-    if not groups_spec:
-        raise ValueError(f"{source}: no [[node_groups]] and no procs")
-    members: dict = {}
-    groups = []
-    for k, g in enumerate(groups_spec):
-        where = f"{source}: node_groups[{k}] ({g.get('name')!r})"
-        unknown = set(g) - _GROUP_KEYS
-        if unknown:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
-        for need in ("name", "count", "cpus"):
-            if need not in g:
-                raise ValueError(f"{source}: node_groups[{k}]: missing {need!r}")
-        try:
-            count = int(g["count"])
-            per_switch = int(g.get("nodes_per_switch", 0))
-            if "racks" in g:
-                racks = g["racks"]
-                racks = len(racks) if isinstance(racks, list) else int(racks)
-                per_switch = -(-count // max(1, racks))
-            groups.append(NodeGroup(
-                name=str(g["name"]), count=count, cpus=int(g["cpus"]),
-                mem_bytes=int(g.get("mem_bytes", round(float(g.get("mem_gib", 0)) * GIB))),
-                gpus=int(g.get("gpus", 0)), gpu_type=str(g.get("gpu_type", "")),
-                gpu_mem_bytes=int(g.get("gpu_mem_bytes", round(float(g.get("gpu_mem_gib", 0)) * GIB))),
-                switch=str(g.get("switch", "")), nodes_per_switch=per_switch,
-            ))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {exc}") from exc
-        named = g.get("partitions") or ([g["partition"]] if "partition" in g else [])
-        for part in named:
-            members.setdefault(str(part), []).append(str(g["name"]))
-    parts = []
-    for k, p in enumerate(spec.get("partitions", [])):
-        unknown = set(p) - _PARTITION_KEYS
-        if "name" not in p or unknown:
-            raise ValueError(f"{source}: partitions[{k}]: needs 'name'; unknown keys {sorted(unknown)}")
-        listed = [*p.get("groups", []), *p.get("node_groups", [])]
-        names = list(dict.fromkeys([*members.pop(str(p["name"]), []), *(str(x) for x in listed)]))
-        parts.append(Partition(name=str(p["name"]), groups=tuple(names)))
-    for name, names in members.items():
-        parts.append(Partition(name=name, groups=tuple(names)))
-    try:
-        return Cluster(groups=tuple(groups), partitions=tuple(parts),
-                       strict_partitions=bool(spec.get("strict_partitions", False)))
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from exc
+    Each node group keeps its CPUs, memory, GPUs and switch; ``racks`` puts every block of nodes under a leaf
+    switch of its own (``nodes_per_switch`` = the group's nodes / racks, rounded up).  ``procs = P`` gives one
+    pool of P processors.
+    """
+    shape = spec if isinstance(spec, ClusterShape) else load_cluster_shape(spec, source=source)
+    if shape.procs is not None:
+        return Pool(shape.procs)
+    groups = tuple(NodeGroup(
+        name=g.name, count=g.count, cpus=g.cpus, mem_bytes=g.mem_bytes, gpus=g.gpus, gpu_type=g.gpu_type,
+        gpu_mem_bytes=g.gpu_mem_bytes, switch=g.switch,
+        nodes_per_switch=-(-g.count // g.racks) if g.racks is not None else g.nodes_per_switch,
+    ) for g in shape.groups)
+    return Cluster(groups=groups, partitions=tuple(Partition(name=p.name, groups=p.groups) for p in shape.partitions),
+                   strict_partitions=shape.strict_partitions)

@@ -97,23 +97,3 @@ def pools_for_pods(jobs: pd.DataFrame, nodes: pd.DataFrame) -> pd.Series:
     mapped = first.map(pool)
     k8s = (jobs["source"] == "k8s-pods").fillna(False).to_numpy()
     return part.where(~(k8s & mapped.notna().to_numpy()), mapped.astype("string"))
-
-
-def toml_text(spec: dict) -> str:
-    """Write the shape dict as TOML (flat tables of strings, numbers and booleans only)."""
-    def val(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, int | float):
-            return str(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        return json.dumps(str(v))
-
-    lines = [f"name = {val(spec.get('name', 'k8s'))}", ""]
-    for table in ("partitions", "node_groups"):
-        for item in spec.get(table, []):
-            lines.append(f"[[{table}]]")
-            lines += [f"{k} = {val(v)}" for k, v in item.items() if v is not None]
-            lines.append("")
-    return "\n".join(lines)
