@@ -9,7 +9,7 @@ import pytest
 
 from audit.readers.sacct.text import read_sacct
 
-from .conftest import trace
+from ..conftest import trace
 
 SHRED = ("sacct", "xdmod-shredder")
 

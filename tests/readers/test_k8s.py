@@ -226,7 +226,7 @@ def dcgm_pod_json(pod_name, ns, node_name, start, hours, util):
 def test_mixed_audit_slurm_and_k8s_side_by_side(tmp_path):
     from audit.pipeline import audit
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     week = ROOT / "sample_traces" / "week"
     if not (week / "sacct.txt").exists():

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from audit.cli import main
 
-from .conftest import ROOT, trace
+from ..conftest import ROOT, trace
 
 
 def test_kth_fifo_mean_wait_matches_reference():

@@ -14,7 +14,7 @@ from audit.readers.detect import detect_format
 from audit.readers.prometheus import read_prometheus
 from audit.telemetry.join import join_telemetry
 
-TTAR = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "cgroup" / "fixtures.ttar"
+TTAR = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "cgroup" / "fixtures.ttar"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from audit.accounting.efficiency import efficiency
 from audit.readers.sacct.fields import XDMOD_26
 from audit.readers.sacct.text import read_sacct
 
-from .conftest import trace
+from ..conftest import trace
 
 
 def _seconds(text: str) -> float | None:

@@ -16,9 +16,9 @@ from audit.synthetic.profile import load_profile
 from audit.units import expand_hostlist, parse_reqmem
 from audit.units import parse_duration as _parse_duration
 
-from .conftest import trace
+from ..conftest import trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_traces" / "week"
 WEEK_CLUSTER = ROOT / "sample_traces" / "week.cluster.toml"
 WEEK_PROFILE = ROOT / "sample_traces" / "week.profile.toml"

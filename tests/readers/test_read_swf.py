@@ -6,7 +6,7 @@ import pandas as pd
 
 from audit.readers.swf import read_swf
 
-from .conftest import trace
+from ..conftest import trace
 
 HEADER = "; UnixStartTime: 1000000000\n; MaxProcs: 8\n"
 

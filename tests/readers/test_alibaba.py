@@ -16,7 +16,7 @@ from audit.ingest import read_inputs
 from audit.readers.alibaba import read_alibaba_genai, read_alibaba_nodes, read_alibaba_pods
 from audit.readers.detect import detect_format
 
-K8S = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "k8s"
+K8S = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "k8s"
 GPU23 = K8S / "alibaba-gpu-2023"
 GENAI = K8S / "alibaba-genai-2026"
 GiB = 2**30

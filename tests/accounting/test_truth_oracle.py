@@ -10,7 +10,7 @@ import pytest
 from audit.accounting.account import account_jobs
 from audit.ingest import read_inputs
 
-from .conftest import ROOT
+from ..conftest import ROOT
 
 WEEK = ROOT / "sample_traces" / "week"
 TOL = 0.005

@@ -15,7 +15,7 @@ from audit.readers.jobstats import encode_jobstats
 from audit.readers.sacct.json_jobs import read_sacct_json
 from audit.textio import InputError
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces"
 JSON_DIR = TRACES / "sacct" / "slurmrestd-json"
 MIB = 1024**2
 GIB = 1024**3

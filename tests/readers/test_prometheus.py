@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from audit.readers.detect import detect_format
 from audit.readers.prometheus import parse_labels, read_prometheus
 
-PROM = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "k8s" / "prometheus"
+PROM = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "k8s" / "prometheus"
 
 
 def _real(name):

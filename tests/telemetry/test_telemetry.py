@@ -196,7 +196,7 @@ def test_week_per_job_gpu_figures_match_truth():
     the generator's per-job truth from the telemetry join, within 1 %."""
     from audit.ingest import read_inputs
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     week = ROOT / "sample_traces" / "week"
     if not (week / "truth_jobs.csv").exists():
@@ -243,7 +243,7 @@ def test_week_telemetry_only_totals_match_truth():
 
     from audit.ingest import read_inputs
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     week = ROOT / "sample_traces" / "week"
     truth = json.loads((week / "truth.json").read_text()) if (week / "truth.json").exists() else {}
@@ -267,7 +267,7 @@ def test_store_streams_telemetry_and_reruns_cleanly(tmp_path):
 
     from audit.ingest import ingest
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     week = ROOT / "sample_traces" / "week"
     if not (week / "sacct.txt").exists():
@@ -298,7 +298,7 @@ def test_glossary_names_the_telemetry_tables():
     from audit.telemetry.join import STAT_COLUMNS
     from audit.telemetry_table import TELEMETRY_COLUMNS
 
-    from .conftest import ROOT
+    from ..conftest import ROOT
 
     text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
 
