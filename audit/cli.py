@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .readers.detect import READABLE
+from .readers import READABLE
 from .textio import InputError
 
 

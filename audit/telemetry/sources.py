@@ -18,8 +18,7 @@ import pyarrow.parquet as pq
 from ..job_table import conform
 from ..ledger import Quarantine
 from ..readers import read_nodes_file, read_prometheus, read_telemetry_file
-from ..readers.k8s import pools_for_pods
-from ..readers.k8s.kube_state import EXTRA_LABELS, pods_from_kube_state, state_frame
+from ..readers.k8s import EXTRA_LABELS, pods_from_kube_state, pools_for_pods, state_frame
 from ..telemetry_table import ARROW_SCHEMA, arrow_chunk, concat_telemetry, empty_telemetry
 from ..textio import read_head
 from .join import JoinPolicy, TelemetryJoin
