@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .detect import READABLE
+from .readers import READABLE
 from .textio import InputError
 
 
@@ -54,8 +54,8 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
               help="Cluster shape TOML (default: one found among the inputs).")
 def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape) -> None:
     """Ingest, account and write the report (PDF, HTML, JSON) into DIR."""
+    from .accounting import PriceBookError
     from .pipeline import audit as run_audit
-    from .pricebook import PriceBookError
 
     try:
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
@@ -72,8 +72,8 @@ def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape) -> None
               help="Cluster shape TOML, for occupancy, GPU memory held and the dominant-resource view.")
 def account(store, price_book, cluster_shape) -> None:
     """Account an ingested store: waste.parquet, aggregates/, failed_jobs.csv, occupancy.parquet, summary.json."""
-    from .account import account as run_account
-    from .pricebook import PriceBookError
+    from .accounting import PriceBookError
+    from .accounting import account as run_account
 
     try:
         result = run_account(store, price_book=price_book, cluster_shape=cluster_shape)
@@ -126,7 +126,7 @@ def simulate(paths, policy, procs, cluster_shape, out, as_json) -> None:
     """Replay a trace or an ingested store on the cluster model under one scheduling policy."""
     import json
 
-    from .replay import simulate as run_simulate
+    from .pipeline import simulate as run_simulate
 
     try:
         m = run_simulate(paths, policy=policy, procs=procs, cluster_shape=cluster_shape, out=out)

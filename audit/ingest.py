@@ -1,17 +1,19 @@
-"""The ingest stage: read every input into one canonical job table, with its ledger and quarantine."""
+"""``reclaim ingest``: read every input (the readers, then the telemetry stage) into one canonical job table, with
+its ledger and quarantine, and write the store."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from .detect import NODES, READABLE, TELEMETRY, detect_format, expand_paths
-from .ledger import Quarantine, ReadResult, ledger_dict
-from .schema import conform, empty_jobs
-from .store import write_store
+from .cluster_shape import is_cluster_shape
+from .job_table import conform, empty_jobs
+from .ledger import Quarantine, ledger_dict
+from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
+from .store import read_jobs, write_store
+from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
 
 
@@ -28,25 +30,6 @@ class IngestResult:
     nodes: pd.DataFrame | None = None
 
 
-#: accounting format → (module, reader function); imported on first use
-READERS = {
-    "sacct": ("audit.read_sacct", "read_sacct"),
-    "sacct-json": ("audit.read_sacct_json", "read_sacct_json"),
-    "swf": ("audit.read_swf", "read_swf"),
-    "k8s-pods": ("audit.read_k8s_pods", "read_k8s_pods"),
-    "alibaba-pods": ("audit.read_alibaba", "read_alibaba_pods"),
-}
-
-
-def read_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
-    """Dispatch one file to its ``read_<source>()``."""
-    if fmt not in READERS:
-        raise InputError(f"{path}: no reader for format {fmt!r}")
-    module, name = READERS[fmt]
-    reader = getattr(importlib.import_module(module), name)
-    return reader(path, cluster=cluster, timezone=timezone) if fmt == "sacct" else reader(path, cluster=cluster)
-
-
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
                 telemetry_out: Path | None = None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
@@ -55,8 +38,6 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
     into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).
     """
-    from .telemetry_sources import TelemetryInputs
-
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
@@ -73,7 +54,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                                  "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
             continue
-        result = read_file(f, kind, cluster=cluster, timezone=timezone)
+        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone)
         frames.append(result.jobs)
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)
@@ -89,25 +70,14 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     ledger["skipped_files"] = skipped
     if joined.summary:
         ledger["telemetry"] = joined.summary
-    shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and _is_cluster_shape(Path(s["file"]))]
+    shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and is_cluster_shape(s["file"])]
     return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
 
 
-def _is_cluster_shape(path: Path) -> bool:
-    import tomllib
-
-    try:
-        return "node_groups" in tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
-
-
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
-    from .telemetry_store import clear_telemetry_store, write_telemetry_store
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
@@ -119,3 +89,14 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
     if shape is not None:
         result.cluster_shape = shape
     return result
+
+
+def read_table(paths, *, fmt: str = "auto", timezone: str = "UTC") -> tuple[pd.DataFrame, Path | None]:
+    """The canonical table of a store folder (with jobs.parquet) or of trace files; and a cluster shape found
+    (the store's ``cluster_shape.toml``, or one among the inputs)."""
+    paths = [Path(p) for p in paths]
+    if len(paths) == 1 and (paths[0] / "jobs.parquet").exists():
+        shape = paths[0] / "cluster_shape.toml"
+        return read_jobs(paths[0]), shape if shape.exists() else None
+    ing = read_inputs(paths, fmt=fmt, timezone=timezone)
+    return ing.jobs, ing.cluster_shape

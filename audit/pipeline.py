@@ -1,4 +1,5 @@
-"""``reclaim audit``: ingest → accounting → report, written into one run folder."""
+"""The runs that chain stages: ``reclaim audit`` (ingest → accounting → report, written into one run folder) and
+``reclaim simulate`` (a store or traces → what-if replay)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
-from .account import account_jobs, write_account
-from .ingest import IngestResult, ingest
+from .accounting import account_jobs, write_account
+from .ingest import IngestResult, ingest, read_table
 
 QUARANTINE_SAMPLE = 20
 
@@ -53,3 +54,15 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
                             sections=account_sections(acc))
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
+
+
+def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,
+             fmt: str = "auto", timezone: str = "UTC") -> dict:
+    """Replay a store or trace files under ``policy`` (:func:`audit.whatif.replay`); return the metrics.
+
+    ``cluster_shape`` defaults to the store's shape, or one found among the inputs.
+    """
+    from .whatif import replay  # the simulator is loaded only for a replay
+
+    table, found = read_table(paths, fmt=fmt, timezone=timezone)
+    return replay(table, policy=policy, procs=procs, cluster_shape=cluster_shape or found, out=out)

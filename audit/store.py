@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from .job_table import JOB_COLUMNS
 from .ledger import Quarantine
-from .schema import JOB_COLUMNS
 
 
 def write_store(out: Path, jobs: pd.DataFrame, ledger: dict, quarantine: Quarantine) -> None:

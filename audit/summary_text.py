@@ -12,7 +12,7 @@ def ingest_summary(result) -> str:
     t = ledger["totals"]
     files = ledger["files"]
     lines = [f"store: {result.out}"]
-    from .detect import READABLE
+    from .readers import READABLE
 
     accounting = [f for f in files if f["format"] in READABLE]
     for f in accounting[:MAX_FILES]:

@@ -1,9 +1,11 @@
-"""The long telemetry table: one row per sample, joined to jobs later (:mod:`audit.telemetry_join`).
+"""The long telemetry table: one row per sample, joined to jobs later (:mod:`audit.telemetry.join`).
 
 Columns (DESIGN.md, plus the labels the join needs): ``cluster, node, gpu_index, metric, time, value``
 and ``job_label`` (a job id the exporter wrote on the series: ``hpc_job``, cgroup ``jobid``),
 ``pod``, ``namespace``, ``container`` (Kubernetes series), ``uuid`` (the GPU's UUID), ``resource``
-(``kube_pod_container_resource_requests``) and ``cgroup`` (the cgroup path of cgroup-exporter series).  Readers of telemetry return a :class:`TelemetryResult`.
+(``kube_pod_container_resource_requests``) and ``cgroup`` (the cgroup path of cgroup-exporter series).
+Readers of telemetry return a :class:`TelemetryResult`; ``telemetry.parquet`` holds the table in
+:data:`ARROW_SCHEMA`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from .job_table import UTC_NS
 from .ledger import FileLedger, Quarantine
-from .schema import UTC_NS
 
 #: column -> pandas dtype; text labels are categorical (a month of samples repeats a few thousand values)
 TELEMETRY_COLUMNS: dict[str, str] = {
@@ -40,6 +43,30 @@ GPU_UTIL_METRICS = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_UTIL")
 GPU_MEM_METRICS = {"DCGM_FI_DEV_FB_USED": 2**20, "pod_gpu_memory_used_bytes": 1}
 CPU_COUNTER_METRICS = ("container_cpu_usage_seconds_total", "pod_cpu_usage_seconds_total")
 MEM_GAUGE_METRICS = ("container_memory_working_set_bytes", "pod_memory_working_set_bytes")
+
+
+#: the Parquet schema of telemetry.parquet (labels dictionary-encoded)
+ARROW_SCHEMA = pa.schema([
+    (c, pa.dictionary(pa.int32(), pa.string()) if t == "category" else pa.int64() if t == "Int64" else
+     pa.timestamp("ns", tz="UTC") if t.startswith("datetime64") else pa.float64())
+    for c, t in TELEMETRY_COLUMNS.items()])
+
+
+def arrow_chunk(df: pd.DataFrame) -> pa.Table:
+    """A telemetry frame as an Arrow table of :data:`ARROW_SCHEMA` (the same schema for every chunk)."""
+    cols = []
+    for name, typ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types, strict=True):
+        s = df[name]
+        if pa.types.is_dictionary(typ):
+            codes = s.cat.codes.to_numpy().astype(np.int32)
+            cats = pa.array([str(c) for c in s.cat.categories], type=pa.string())
+            cols.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats))
+        elif pa.types.is_int64(typ):
+            cols.append(pa.array(s.to_numpy(dtype="float64", na_value=np.nan), mask=s.isna().to_numpy()).cast(
+                pa.int64(), safe=False))
+        else:
+            cols.append(pa.Array.from_pandas(s, type=typ))
+    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
 
 
 @dataclass

@@ -25,6 +25,23 @@ def read_bytes(path) -> bytes:
     return raw
 
 
+def read_head(path, size: int = 65536) -> str:
+    """The first ``size`` bytes of the file (after gzip), as text: enough to tell its format."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(size)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(p, "rb") as fh:
+                raw = fh.read(size)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{p}: corrupt gzip: {exc}") from exc
+    return raw.decode("utf-8", errors="replace")
+
+
 def read_text(path) -> str:
     """The file's text; bytes that are not UTF-8 become U+FFFD rather than stopping the run."""
     return read_bytes(path).decode("utf-8", errors="replace")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from audit.account import account_jobs
+from audit.accounting.account import account_jobs
 from audit.ingest import read_inputs
 from audit.synthetic import generate
 

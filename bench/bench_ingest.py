@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.read_sacct import read_sacct
+from audit.readers.sacct.text import read_sacct
 
 from .common import DATA, peak_rss_mib, timed
 

@@ -1,7 +1,7 @@
 """Simulator throughput (jobs/s) and peak memory.
 
 1. EASY on HPC2N (202,876 jobs, one pool of 240 processors), whole process: interpreter start,
-   imports, reading the trace with ``audit.read_swf``, converting, simulating.  Target ≥ 60,000 jobs/s.
+   imports, reading the trace with ``audit.readers.swf``, converting, simulating.  Target ≥ 60,000 jobs/s.
 2. EASY, fair-share (multifactor priority with Fair Tree over EASY) and budgets on the generated
    122,000-job month on its cluster scaled to 1,136 nodes (the built-in synthetic cluster with every
    node group × 8).  The month is generated once and cached in ``bench/data/sim_month/``; the time
@@ -35,8 +35,8 @@ def _peak_mib() -> float:
 def case_hpc2n() -> dict:
     """Runs in its own process: read, convert and simulate HPC2N under EASY."""
     t0 = time.perf_counter()
-    from audit.read_swf import read_swf
-    from audit.to_simulator import to_jobs
+    from audit.readers.swf import read_swf
+    from audit.whatif.to_simulator import to_jobs
     from simulator import EASY, Pool, Simulator, metrics
 
     t1 = time.perf_counter()
@@ -64,9 +64,9 @@ def prepare_month() -> Path:
         return cached
     import numpy as np
 
-    from audit.read_sacct import read_sacct
+    from audit.readers.sacct.text import read_sacct
     from audit.synthetic import generate
-    from audit.to_simulator import to_jobs
+    from audit.whatif.to_simulator import to_jobs
 
     MONTH.mkdir(parents=True, exist_ok=True)
     spec = MONTH / "cluster_in.toml"
@@ -81,7 +81,7 @@ def case_month(policy: str) -> dict:
     """Runs in its own process: one policy on the cached month."""
     import numpy as np
 
-    from audit.to_simulator import to_cluster
+    from audit.whatif.to_simulator import to_cluster
     from simulator import EASY, Budget, Jobs, Multifactor, Simulator, metrics
 
     data = np.load(MONTH / "jobs.npz")

@@ -1,7 +1,7 @@
 """Aggregate a generated month of 30-second DCGM samples (100 million) to per-job GPU statistics.
 
 Target: ≥ 5 million samples/s and < 4 GiB peak on this 2-core machine (the Parquet kernel,
-:func:`audit.telemetry_stream.stream_parquet`); the same month through the ingest join is timed after it.  The month (580 GPUs on 73 nodes × 2
+:func:`audit.telemetry.stream.stream_parquet`); the same month through the ingest join is timed after it.  The month (580 GPUs on 73 nodes × 2
 metrics × 86,400 samples ≈ 100.2 million rows) is written once with NumPy into bench/data/ as Parquet
 (dictionary-encoded node and metric, one row group per day; deterministic, seed 11) and reused.  Each job's
 planted utilisation is recomputed from the written values and compared with the streamed result.
@@ -14,8 +14,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from audit.telemetry_kernel import group_reduce
-from audit.telemetry_stream import stream_parquet
+from audit.telemetry.kernel import group_reduce
+from audit.telemetry.stream import stream_parquet
 
 from .common import DATA, peak_rss_mib, timed
 
@@ -115,9 +115,9 @@ def aggregate(holds: pd.DataFrame):
 
 
 def aggregate_session(holds: pd.DataFrame) -> tuple[int, np.ndarray]:
-    """The same month through the ingest join (:class:`~audit.telemetry_join.JoinSession`), batch by batch."""
-    from audit.schema import conform
-    from audit.telemetry_join import TelemetryJoin
+    """The same month through the ingest join (:class:`~audit.telemetry.join.JoinSession`), batch by batch."""
+    from audit.job_table import conform
+    from audit.telemetry.join import TelemetryJoin
     from audit.telemetry_table import conform_telemetry
 
     first = holds.groupby("job", sort=True).agg(node=("node", "first"), start=("start", "first"),

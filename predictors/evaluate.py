@@ -13,7 +13,6 @@ partition, GPU type and cold start, failure prediction, per-fold figures).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -57,14 +56,9 @@ def load_jobs(source) -> pd.DataFrame:
     """A canonical job table from a DataFrame, a store folder (jobs.parquet) or trace files/folders."""
     if isinstance(source, pd.DataFrame):
         return source
-    paths = [Path(p) for p in (source if isinstance(source, list | tuple) else [source])]
-    if len(paths) == 1 and paths[0].is_dir() and (paths[0] / "jobs.parquet").exists():
-        from audit.store import read_jobs
+    from audit.ingest import read_table
 
-        return read_jobs(paths[0])
-    from audit.ingest import read_inputs
-
-    return read_inputs(paths).jobs
+    return read_table(source if isinstance(source, list | tuple) else [source])[0]
 
 
 def killed_mask(frame: pd.DataFrame, target: str) -> np.ndarray | None:

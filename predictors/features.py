@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.families import job_family
+from audit.accounting.families import job_family
 
 from .history import build_events, past_stats, query_bounds
 from .script import script_features

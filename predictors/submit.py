@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from audit.families import job_family
+from audit.accounting.families import job_family
 from audit.units import parse_duration, parse_size
 
 from .conformal import CURVE_LEVELS, LevelCalibrator

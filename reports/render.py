@@ -1,6 +1,6 @@
 """Render the report context into ``report.html`` and ``report.pdf`` (Jinja2 + WeasyPrint).
 
-Templates are read through ``importlib.resources`` from the ``reports.templates`` package, so rendering
+Templates are read through ``importlib.resources`` from the ``templates`` package, so rendering
 works from a plain (non-editable) install. Autoescaping is on: job names, users and paths are untrusted.
 WeasyPrint fetches resources only through ``LocalOnlyFetcher``, which refuses every URL except ``data:``
 and files inside the templates folder — the report never touches the network.
@@ -17,7 +17,7 @@ import jinja2
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
-TEMPLATE_PACKAGE = "reports.templates"
+TEMPLATE_PACKAGE = "templates"
 REPORT_TEMPLATE = "report.html"
 
 

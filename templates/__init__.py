@@ -1,0 +1,1 @@
+"""The report's Jinja2 template and stylesheet, read by :mod:`reports.render` through ``importlib.resources``."""

@@ -6,11 +6,12 @@ import re
 
 import pandas as pd
 
-from audit.account import account_jobs
-from audit.accounting import headline
-from audit.pricebook import load_price_book
-from audit.schema import CAVEATS, JOB_COLUMNS, conform, empty_jobs
-from audit.waste import per_job_waste
+from audit.accounting.account import account_jobs
+from audit.accounting.headline import headline
+from audit.accounting.pricebook import load_price_book
+from audit.accounting.waste import per_job_waste
+from audit.cluster_shape import GROUP_KEYS, PARTITION_KEYS, SHAPE_KEYS
+from audit.job_table import CAVEATS, JOB_COLUMNS, conform, empty_jobs
 
 from .conftest import ROOT
 
@@ -59,3 +60,7 @@ def test_summary_keys_documented():
 
 def test_waste_columns_documented():
     assert set(per_job_waste(_one_job(), load_price_book())) == _documented("Per-job accounting (`waste.parquet`)")
+
+
+def test_cluster_shape_keys_documented():
+    assert _documented("The cluster shape (`cluster.toml`)") == {*SHAPE_KEYS, *GROUP_KEYS, *PARTITION_KEYS}

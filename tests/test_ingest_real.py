@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from audit.cli import main
-from audit.schema import JOB_COLUMNS
+from audit.job_table import JOB_COLUMNS
 
 from .conftest import TRACES
 
@@ -41,7 +41,7 @@ def test_json_folder_ingests_balanced(tmp_path):
     folder = TRACES / "sacct" / "slurmrestd-json"
     if not folder.exists():
         pytest.skip("no slurmrestd json traces")
-    pytest.importorskip("audit.read_sacct_json")
+    pytest.importorskip("audit.readers.sacct.json_jobs")
     res = CliRunner().invoke(main, ["ingest", str(folder), "--out", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "s" / "ledger.json").read_text())["balanced"]

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.read_sacct import read_sacct
-from audit.read_sacct_json import read_sacct_json
+from audit.readers.sacct.json_jobs import read_sacct_json
+from audit.readers.sacct.text import read_sacct
 
 pytestmark = pytest.mark.slurm
 

@@ -1,4 +1,5 @@
-"""The cluster shape: partitions and node groups from TOML, expanded to per-node arrays, and written back."""
+"""The generator's cluster: a complete cluster shape (:mod:`audit.cluster_shape`) expanded to per-node arrays,
+and written back beside the trace."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..textio import parse_toml, read_toml
+from ..cluster_shape import GIB, ClusterShape, ClusterShapeError, load_cluster_shape
+from ..textio import parse_toml
 
 DEFAULT_CLUSTER = "cluster.toml"
-KINDS = ("cpu", "bigmem", "gpu", "debug")
 
 
 @dataclass(frozen=True)
@@ -71,90 +72,33 @@ class Cluster:
         return int(self.node_cpus[on].sum()), int(self.node_gpus[on].sum())
 
 
-def parse_time_limit(text: str, where: str) -> int:
-    """``[D-]HH:MM:SS`` → seconds."""
-    try:
-        days, _, rest = text.rpartition("-")
-        h, m, s = (int(x) for x in rest.split(":"))
-        return int(days or 0) * 86400 + h * 3600 + m * 60 + s
-    except ValueError as exc:
-        raise ValueError(f"{where}: max_time {text!r} is not [D-]HH:MM:SS") from exc
-
-
 def load_cluster(path: Path | None = None) -> Cluster:
+    """The cluster to generate: ``path``, or the default shape shipped beside this module."""
     if path is None:
         text = resources.files(__package__).joinpath(DEFAULT_CLUSTER).read_text(encoding="utf-8")
-        return build_cluster(parse_toml(text, "cluster", ValueError), "cluster")
-    return build_cluster(read_toml(path, ValueError), str(path))
+        return build_cluster(load_cluster_shape(parse_toml(text, "cluster", ClusterShapeError), source="cluster"))
+    return build_cluster(load_cluster_shape(path))
 
 
-def _need(table: dict, key: str, where: str, kind=None):
-    if key not in table:
-        raise ValueError(f"{where}: missing key {key!r}")
-    value = table[key]
-    if kind is not None and not isinstance(value, kind):
-        raise ValueError(f"{where}: {key} must be {kind.__name__}, got {value!r}")
-    return value
-
-
-def build_cluster(spec: dict, where: str = "cluster") -> Cluster:
-    parts = []
-    for i, p in enumerate(spec.get("partitions", [])):
-        w = f"{where}: partitions[{i}]"
-        kind = _need(p, "kind", w, str)
-        if kind not in KINDS:
-            raise ValueError(f"{w}: kind {kind!r} is not one of {KINDS}")
-        parts.append(Partition(_need(p, "name", w, str), kind,
-                               parse_time_limit(_need(p, "max_time", w, str), w), bool(p.get("default", False))))
-    if not parts:
-        raise ValueError(f"{where}: no [[partitions]]")
+def build_cluster(shape: ClusterShape) -> Cluster:
+    """The generator's cluster from a complete shape: partitions with their kinds and limits, node groups in MiB
+    and whole GiB of GPU memory, and the flat per-node arrays."""
+    shape.require("complete")
+    parts = [Partition(p.name, p.kind, p.max_time_s, p.default) for p in shape.partitions if p.declared]
     names = [p.name for p in parts]
-    groups = []
-    for i, g in enumerate(spec.get("node_groups", [])):
-        w = f"{where}: node_groups[{i}]"
-        part = _need(g, "partition", w, str)
-        if part not in names:
-            raise ValueError(f"{w}: partition {part!r} is not declared in [[partitions]]")
-        if "mem_gib" in g:
-            mem_mib = int(round(float(g["mem_gib"]) * 1024))
-        elif "mem_bytes" in g:
-            mem_mib = int(g["mem_bytes"]) // 2**20
-        else:
-            raise ValueError(f"{w}: needs mem_gib or mem_bytes")
-        gpus = int(g.get("gpus", 0))
-        if gpus and not g.get("gpu_type"):
-            raise ValueError(f"{w}: gpus > 0 needs gpu_type")
-        group = NodeGroup(
-            name=_need(g, "name", w, str), partition=part, count=int(_need(g, "count", w, int)),
-            prefix=str(g.get("prefix", g["name"])), digits=int(g.get("digits", 3)), cpus=int(_need(g, "cpus", w, int)),
-            mem_mib=mem_mib, gpus=gpus, gpu_type=str(g.get("gpu_type", "")), gpu_model=str(g.get("gpu_model", "")),
-            gpu_mem_gib=int(g.get("gpu_mem_gib", 0)), racks=_rack_count(g.get("racks", 1)),
-        )
-        if group.count <= 0 or group.cpus <= 0 or group.mem_mib <= 0:
-            raise ValueError(f"{w}: count, cpus and memory must be positive")
-        if gpus and group.gpu_mem_gib <= 0:
-            raise ValueError(f"{w}: gpus > 0 needs gpu_mem_gib")
-        groups.append(group)
-    if not groups:
-        raise ValueError(f"{where}: no [[node_groups]]")
-    for p in parts:
-        if not any(g.partition == p.name for g in groups):
-            raise ValueError(f"{where}: partition {p.name!r} has no node group")
+    groups = [NodeGroup(
+        name=g.name, partition=g.partitions[0], count=g.count, prefix=g.prefix, digits=g.digits, cpus=g.cpus,
+        mem_mib=g.mem_bytes // 2**20, gpus=g.gpus, gpu_type=g.gpu_type, gpu_model=g.gpu_model,
+        gpu_mem_gib=g.gpu_mem_bytes // GIB, racks=g.racks or 1,
+    ) for g in shape.groups]
     node_name = np.array([n for g in groups for n in g.node_names()], dtype=object)
-    if len(set(node_name.tolist())) != len(node_name):
-        raise ValueError(f"{where}: node names collide between node groups")
     rep = lambda vals: np.repeat(np.array(vals, dtype=np.int64), [g.count for g in groups])  # noqa: E731
     return Cluster(
-        name=str(spec.get("name", "synth")), partitions=tuple(parts), groups=tuple(groups), node_name=node_name,
-        node_partition=rep([names.index(g.partition) for g in groups]), node_group=rep(list(range(len(groups)))),
-        node_cpus=rep([g.cpus for g in groups]), node_mem_mib=rep([g.mem_mib for g in groups]),
-        node_gpus=rep([g.gpus for g in groups]),
+        name=shape.name if shape.name is not None else "synth", partitions=tuple(parts), groups=tuple(groups),
+        node_name=node_name, node_partition=rep([names.index(g.partition) for g in groups]),
+        node_group=rep(list(range(len(groups)))), node_cpus=rep([g.cpus for g in groups]),
+        node_mem_mib=rep([g.mem_mib for g in groups]), node_gpus=rep([g.gpus for g in groups]),
     )
-
-
-def _rack_count(value) -> int:
-    """``racks`` is a count in a spec and a list of rack tables in a written cluster.toml."""
-    return max(1, len(value) if isinstance(value, list) else int(value))
 
 
 def compress_hostlist(names: list[str]) -> str:

@@ -250,7 +250,7 @@ def _occupancy(j: dict, start: np.ndarray, cluster, t0: int, span: float) -> dic
 
 
 def _checks(frame, hs) -> dict:
-    """The figures tests/test_generate.py compares with the profile's [checks] ranges."""
+    """The figures tests/synthetic/test_generate.py compares with the profile's [checks] ranges."""
     comp = frame[(frame["state"] == "COMPLETED") & (frame["elapsed_s"] >= 60)]
     ran = frame[frame["elapsed_s"] > 0]
     c = comp[comp["mem_peak_bytes"] > 0]

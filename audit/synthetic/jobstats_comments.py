@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jobstats import encode_jobstats
+from ..readers import encode_jobstats
 
 MARK_SHORT = "JS1:Short"
 

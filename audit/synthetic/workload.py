@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cluster_shape import KINDS
 from .arrivals import submit_offsets
-from .cluster import KINDS, Cluster
+from .cluster import Cluster
 
 MIB = 2**20
 GIB = 2**30

@@ -24,6 +24,6 @@ def swf_jobs(name: str):
     path = TRACES / "swf" / name
     if not path.exists():
         pytest.skip(f"{path} absent")
-    from audit.read_swf import read_swf
+    from audit.readers.swf import read_swf
 
     return read_swf(path).jobs

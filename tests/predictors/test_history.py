@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.schema import conform
+from audit.job_table import conform
 from predictors.features import in_flight, submission_features
 from predictors.history import past_stats
 

@@ -26,8 +26,8 @@ pytestmark = pytest.mark.shared
 
 
 def load(name):
-    from audit.read_swf import read_swf
-    from audit.to_simulator import to_jobs
+    from audit.readers.swf import read_swf
+    from audit.whatif.to_simulator import to_jobs
 
     fname, procs = REFERENCE[name][:2]
     path = TRACES / fname
@@ -82,8 +82,8 @@ def test_real_sacct_through_the_converter():
         pytest.skip(f"{path} not present")
     import numpy as np
 
-    from audit.read_sacct import read_sacct
-    from audit.to_simulator import to_cluster, to_jobs
+    from audit.readers.sacct.text import read_sacct
+    from audit.whatif.to_simulator import to_cluster, to_jobs
 
     table = read_sacct(path).jobs
     converted = to_jobs(table)

@@ -1,0 +1,78 @@
+"""``reclaim account``: from an ingested store to waste.parquet, aggregates, occupancy, failed work and summary.json."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..cluster_shape import load_cluster_shape
+from ..store import read_jobs
+from .aggregate import all_aggregates, efficiency_distribution, top_n
+from .efficiency import efficiency
+from .failed import diagnose
+from .headline import summarise
+from .occupancy import occupancy, occupancy_totals
+from .pricebook import load_price_book
+from .quality import caveat_counts, usage_coverage
+from .shape import partition_capacity, shape_frame
+from .waste import per_job_waste
+
+
+@dataclass
+class AccountResult:
+    summary: dict
+    waste: pd.DataFrame
+    efficiency: pd.DataFrame
+    aggregates: dict
+    top: dict
+    failed: pd.DataFrame
+    occupancy: pd.DataFrame
+    quality: list = field(default_factory=list)
+
+
+def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None) -> AccountResult:
+    """Every accounting figure for a canonical job table (no files written)."""
+    book = load_price_book(price_book)
+    shape = shape_frame(load_cluster_shape(cluster_shape)) if cluster_shape is not None else None
+    waste = per_job_waste(jobs, book, shape)
+    eff = efficiency(jobs)
+    capacity = partition_capacity(shape) if shape is not None else None
+    occ = occupancy(waste, capacity)
+    summary = summarise(waste, jobs, book)
+    summary["price_book_detail"] = book.to_dict()
+    summary["occupancy"] = occupancy_totals(occ, capacity)
+    summary["efficiency_distribution"] = efficiency_distribution(eff)
+    summary["usage_coverage"] = usage_coverage(waste)
+    quality = caveat_counts(jobs, waste)
+    summary["caveats"] = quality
+    top = top_n(waste, jobs)
+    return AccountResult(summary=summary, waste=waste, efficiency=eff, aggregates=all_aggregates(waste),
+                         top=top, failed=diagnose(waste, jobs), occupancy=occ, quality=quality)
+
+
+def write_account(result: AccountResult, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    result.waste.to_parquet(out / "waste.parquet", index=False)
+    result.efficiency.to_parquet(out / "efficiency.parquet", index=False)
+    if not result.occupancy.empty:
+        result.occupancy.to_parquet(out / "occupancy.parquet", index=False)
+    result.failed.to_csv(out / "failed_jobs.csv", index=False)
+    agg = out / "aggregates"
+    agg.mkdir(exist_ok=True)
+    for name, frame in result.aggregates.items():
+        frame.to_csv(agg / f"by_{name}.csv", index=False)
+    for name, frame in result.top.items():
+        frame.to_csv(agg / f"top_{name}.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(result.summary, indent=2, sort_keys=True, default=str) + "\n",
+                                      encoding="utf-8")
+
+
+def account(store, *, price_book=None, cluster_shape=None) -> AccountResult:
+    """Read an ingested store, account for it and write the accounting files beside it."""
+    store = Path(store)
+    result = account_jobs(read_jobs(store), price_book=price_book, cluster_shape=cluster_shape)
+    write_account(result, store)
+    return result

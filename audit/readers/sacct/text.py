@@ -1,0 +1,353 @@
+"""Reader for ``sacct --parsable2`` text (any field subset and order, ``|`` or ``^|^`` delimiters).
+
+With a header line, fields are taken by name; without one, a known field order is recognised by its
+field count (the 26-field XDMoD order).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
+every line ends used, folded or quarantined (:mod:`audit.ledger`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...job_table import caveats_from_masks, conform, empty_jobs
+from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
+from ...textio import read_bytes
+from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from .fold import fold, step_usage
+from .lines import split_lines
+from .resources import resources
+from .states import normalise_states
+
+_JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het>\d+))?"
+          r"(?:\.(?P<step>[A-Za-z0-9_\-]+))?$")
+
+
+def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
+               fields: list[str] | None = None) -> ReadResult:
+    """Read one ``sacct --parsable2`` dump into the canonical job table, its ledger and quarantine.
+
+    ``timezone`` is the zone sacct printed its timestamps in (the cluster's local time); ``fields`` names
+    the columns of a headerless dump whose order is not a known one.
+    """
+    name = str(path)
+    ledger = FileLedger(file=name, format="sacct")
+    quarantine = Quarantine()
+    split = split_lines(read_bytes(path), name, ledger, quarantine, fields)
+    if not split.columns or len(split.line_no) == 0:
+        return ReadResult(empty_jobs(), ledger, quarantine)
+    if "JobID" not in split.columns:
+        from ...textio import InputError
+
+        raise InputError(f"{name}: the header has no JobID field")
+    jobs = _read_rows(split, name, cluster, timezone, ledger, quarantine)
+    return ReadResult(jobs, ledger, quarantine)
+
+
+def _col(split, name) -> pa.Array | None:
+    return split.columns.get(name)
+
+
+def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFrame:
+    cols = split.columns
+    ids = pc.extract_regex(pc.utf8_trim_whitespace(cols["JobID"]), _JOBID)
+    id_ok = np.asarray(pc.is_valid(ids), dtype=bool)
+    step = _str_np(pc.struct_field(ids, "step"))
+    is_step = id_ok & (step != "")
+    is_job = id_ok & ~is_step
+    job_key = _str_np(pc.replace_substring_regex(pc.utf8_trim_whitespace(cols["JobID"]), r"\..*$", ""))
+
+    jidx = np.flatnonzero(is_job)
+    sidx = np.flatnonzero(is_step)
+
+    parsed, job_bad = _parse_job_fields(cols, jidx, timezone)
+    usage_job, ujb = step_usage(cols, jidx)
+    usage_steps, usb = step_usage(cols, sidx)
+    states, state_bad = normalise_states(cols.get("State"), jidx)
+    job_bad.append(("State", state_bad))
+    res, res_bad, res_cav = resources(cols, jidx, parsed)
+    job_bad.extend(res_bad)
+    job_bad.extend(ujb.items())
+    js = _jobstats(cols, jidx)
+
+    job_bad_any, job_bad_field = _first_bad(job_bad, len(jidx))
+    step_bad_any, step_bad_field = _first_bad(list(usb.items()), len(sidx))
+    bad_row = ~id_ok
+    bad_field = np.where(~id_ok, "JobID", "").astype(object)
+    bad_row[jidx] |= job_bad_any
+    bad_field[jidx[job_bad_any]] = job_bad_field[job_bad_any]
+    bad_row[sidx] |= step_bad_any
+    bad_field[sidx[step_bad_any]] = step_bad_field[step_bad_any]
+
+    # each step belongs to the nearest earlier allocation line with its job id (--duplicates safe)
+    keep_job = ~job_bad_any
+    kj = jidx[keep_job]
+    parent = _assign_parents(job_key, kj, sidx[~step_bad_any], split.line_no)
+    orphan = parent < 0
+    orphan_rows = sidx[~step_bad_any][orphan]
+    bad_row[orphan_rows] = True
+    bad_field[orphan_rows] = "JobID"
+
+    orphans = set(orphan_rows.tolist())
+    for i in np.flatnonzero(bad_row):
+        field_name = bad_field[i] or "line"
+        value = _value_of(cols, field_name, i)
+        if i in orphans:
+            reason = "step line without its job's allocation line"
+        elif field_name == "State":
+            reason = f"unknown state {value!r}"
+        else:
+            reason = f"cannot parse {value!r}"
+        record_quarantine(ledger, quarantine, int(split.line_no[i]), field_name, reason, split.raw[int(i)].as_py())
+
+    folded_rows = sidx[~step_bad_any][~orphan]
+    ledger.folded += len(folded_rows)
+    ledger.used += int(keep_job.sum())
+
+    step_sel = ~step_bad_any
+    step_keep = np.flatnonzero(step_sel)[~orphan]
+    step_names = step[sidx[step_keep]]
+    folded = fold(kj, parent[~orphan], step_names,
+                  usage_job[keep_job].reset_index(drop=True), usage_steps.iloc[step_keep].reset_index(drop=True))
+    step_states, _ = normalise_states(cols.get("State"), sidx[step_keep])
+    oom = np.zeros(len(kj), bool)
+    np.logical_or.at(oom, parent[~orphan], step_states == "OUT_OF_MEMORY")
+
+    if js is not None:
+        js_kept = js[keep_job].reset_index(drop=True)
+        for pos in np.flatnonzero(js_kept["error"].notna().to_numpy()):
+            i = int(kj[pos])
+            record_field_quarantine(ledger, quarantine, int(split.line_no[i]), "AdminComment",
+                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw[i].as_py())
+        folded = _apply_jobstats(folded, js_kept)
+    frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
+    frame = _expand_array_ranges(frame)
+    ledger.jobs_emitted = len(frame)
+    return conform(frame)
+
+
+def _jobstats(cols, jidx) -> pd.DataFrame | None:
+    """Decoded jobstats summaries of the allocation rows, or None when the dump has no AdminComment."""
+    if "AdminComment" not in cols:
+        return None
+    from ..jobstats import decode_jobstats
+
+    text = pd.Series(cols["AdminComment"].take(pa.array(jidx, type=pa.int64())).to_pylist(), dtype="string")
+    return decode_jobstats(text).reset_index(drop=True)
+
+
+def _apply_jobstats(folded: pd.DataFrame, js: pd.DataFrame) -> pd.DataFrame:
+    """Where a jobstats summary has data it wins: cgroup figures cover every process on every node."""
+    use = js["has_data"].to_numpy(dtype=bool)
+    out = folded.copy()
+    for col in ("cpu_used_s", "mem_peak_bytes"):
+        val = js[col].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+        out[col] = np.where(use & ~np.isnan(val), val, out[col].to_numpy())
+    for col in ("gpu_util_mean", "gpu_mem_peak_bytes"):
+        val = js[col].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+        out[col] = np.where(use, val, np.nan)
+    out["jobstats"] = use
+    out.loc[use, "mem_from_batch_only"] = False
+    out.loc[use, "single_task_only"] = False
+    return out
+
+
+def _str_np(a) -> np.ndarray:
+    return np.asarray(pc.fill_null(a, "").to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _first_bad(masks: list[tuple[str, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    if not masks or n == 0:
+        return np.zeros(n, bool), np.full(n, "", dtype=object)
+    names = [m[0] for m in masks]
+    stack = np.vstack([m[1] for m in masks])
+    anyb = stack.any(axis=0)
+    first = np.array(names, dtype=object)[stack.argmax(axis=0)]
+    return anyb, np.where(anyb, first, "")
+
+
+def _value_of(cols, field_name, i) -> str:
+    col = cols.get(field_name)
+    return col[int(i)].as_py() if col is not None else ""
+
+
+def _parse_job_fields(cols, jidx, timezone):
+    parsed, bad = {}, []
+    for key, name in (("submit", "Submit"), ("eligible", "Eligible"), ("start", "Start"), ("end", "End")):
+        col = cols.get(name)
+        if col is None:
+            parsed[key] = np.full(len(jidx), np.datetime64("NaT"), dtype="datetime64[s]")
+            continue
+        parsed[key], b = parse_timestamp(col.take(jidx), timezone)
+        bad.append((name, b))
+    for key, name, parser in (
+        ("elapsed", "Elapsed", parse_duration), ("elapsed_raw", "ElapsedRaw", parse_int),
+        ("limit", "Timelimit", parse_duration), ("limit_raw", "TimelimitRaw", parse_int),
+        ("nnodes", "NNodes", parse_int), ("ncpus", "NCPUS", parse_int), ("reqcpus", "ReqCPUS", parse_int),
+        ("reqnodes", "ReqNodes", parse_int),
+    ):
+        col = cols.get(name)
+        if col is None:
+            parsed[key] = np.full(len(jidx), np.nan)
+            continue
+        parsed[key], b = parser(col.take(jidx))
+        bad.append((name, b))
+    if "ExitCode" in cols:
+        ex = pc.extract_regex(pc.utf8_trim_whitespace(cols["ExitCode"].take(jidx)), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
+        code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
+        sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
+        from ...units import present
+
+        bad.append(("ExitCode", present(cols["ExitCode"].take(jidx)) & np.isnan(code)))
+        parsed["exit"], parsed["signal"] = code, sig
+    else:
+        parsed["exit"] = parsed["signal"] = np.full(len(jidx), np.nan)
+    return parsed, bad
+
+
+def _assign_parents(job_key, kj, srows, line_no) -> np.ndarray:
+    """Position in ``kj`` of the nearest earlier allocation line with the same job id; -1 when none."""
+    if len(srows) == 0:
+        return np.zeros(0, dtype=int)
+    if len(kj) == 0:
+        return np.full(len(srows), -1)
+    left = pd.DataFrame({"line": line_no[srows], "key": pd.Series(job_key[srows], dtype="string")})
+    right = pd.DataFrame({"line": line_no[kj], "key": pd.Series(job_key[kj], dtype="string"), "pos": np.arange(len(kj))})
+    left["order"] = np.arange(len(left))
+    merged = pd.merge_asof(left.sort_values("line"), right.sort_values("line"), on="line", by="key",
+                           direction="backward")
+    merged = merged.sort_values("order")
+    return merged["pos"].fillna(-1).to_numpy(dtype=int)
+
+
+def _text(cols, name, idx) -> pd.Series:
+    col = cols.get(name)
+    if col is None:
+        return pd.Series(pd.array([None] * len(idx), dtype="string"))
+    s = pd.Series(pc.utf8_trim_whitespace(col.take(idx)).to_pandas(types_mapper=pd.ArrowDtype)).astype("string")
+    return s.where(s != "", None)
+
+
+def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster):
+    idk = ids.take(pa.array(kj))
+    base = _str_np(pc.struct_field(idk, "base"))
+    task = _str_np(pc.struct_field(idk, "task"))
+    rng = _str_np(pc.struct_field(idk, "range"))
+    het = _str_np(pc.struct_field(idk, "het"))
+    kp = {k: v[keep_job] for k, v in parsed.items()}
+    resk = {k: v[keep_job] for k, v in res.items()}
+    st = states[keep_job]
+    st = np.where((st == "FAILED") & oom, "OUT_OF_MEMORY", st)
+    job_id = _text(cols, "JobID", kj)
+    raw = _text(cols, "JobIDRaw", kj)
+    elapsed = np.where(np.isnan(kp["elapsed"]), kp["elapsed_raw"], kp["elapsed"])
+    limit = np.where(np.isnan(kp["limit"]), kp["limit_raw"] * 60, kp["limit"])
+    has_usage = any(c in cols for c in ("TotalCPU", "MaxRSS", "AveRSS", "TRESUsageInTot"))
+    cpu_used = folded["cpu_used_s"].to_numpy()
+    alloc_cpus = resk["alloc_cpus"]
+    long_zero = (cpu_used == 0) & (np.nan_to_num(elapsed) > 60) & (np.nan_to_num(alloc_cpus) > 0)
+    submit, start, end = kp["submit"], kp["start"], kp["end"]
+    cav = caveats_from_masks(len(kj), {
+        "no_usage_fields": np.full(len(kj), not has_usage),
+        "maxrss_batch_only": folded["mem_from_batch_only"].to_numpy() & (np.nan_to_num(resk["alloc_nodes"]) > 1),
+        "maxrss_single_task": folded["single_task_only"].to_numpy(),
+        "totalcpu_zero": long_zero,
+        "start_before_submit": ~np.isnat(start) & ~np.isnat(submit) & (start < submit),
+        "end_unknown": np.isnat(end) & ~np.isnat(start),
+        "array_range_unexpanded": rng != "",
+        "jobstats": folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool),
+        "no_gpu_telemetry": (np.nan_to_num(resk["alloc_gpus"]) > 0)
+        & ~(folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool)),
+        **{k: v[keep_job] for k, v in res_cav.items()},
+    })
+    cluster_col = _text(cols, "Cluster", kj)
+    if cluster:
+        cluster_col = cluster_col.fillna(cluster)
+    frame = pd.DataFrame({
+        "cluster": cluster_col,
+        "job_id": job_id,
+        "job_id_raw": raw.fillna(job_id),
+        "array_job_id": _int_or_null(np.where((task != "") | (rng != ""), base, "")),
+        "array_task_id": _int_or_null(task),
+        "het_job_id": _int_or_null(np.where(het != "", base, "")),
+        "het_job_offset": _int_or_null(het),
+        "source": "sacct",
+        "source_file": name,
+        "source_line": split.line_no[kj],
+        "user": _text(cols, "User", kj),
+        "account": _text(cols, "Account", kj),
+        "partition": _text(cols, "Partition", kj),
+        "qos": _text(cols, "QOS", kj),
+        "job_name": _text(cols, "JobName", kj),
+        "submit_time": _utc(submit),
+        "eligible_time": _utc(kp["eligible"]),
+        "start_time": _utc(start),
+        "end_time": _utc(end),
+        "elapsed_s": _int(elapsed),
+        "time_limit_s": _int(limit),
+        "state": pd.array(np.where(st == "", None, st), dtype="string"),
+        "exit_code": _int(kp["exit"]),
+        "signal": _int(kp["signal"]),
+        "req_nodes": _int(resk["req_nodes"]),
+        "req_cpus": _int(resk["req_cpus"]),
+        "req_mem_bytes": _int(resk["req_mem_bytes"]),
+        "req_gpus": _int(resk["req_gpus"]),
+        "gpu_type": pd.array(np.where(resk["gpu_type"] == "", None, resk["gpu_type"]), dtype="string"),
+        "alloc_nodes": _int(resk["alloc_nodes"]),
+        "alloc_cpus": _int(alloc_cpus),
+        "alloc_mem_bytes": _int(resk["alloc_mem_bytes"]),
+        "alloc_gpus": _int(resk["alloc_gpus"]),
+        "cpu_used_s": _float(cpu_used),
+        "mem_peak_bytes": _int(folded["mem_peak_bytes"].to_numpy()),
+        "gpu_util_mean": _float(folded["gpu_util_mean"] if "gpu_util_mean" in folded else np.full(len(kj), np.nan)),
+        "gpu_mem_peak_bytes": _int(folded["gpu_mem_peak_bytes"] if "gpu_mem_peak_bytes" in folded
+                                   else np.full(len(kj), np.nan)),
+        "node_list": _text(cols, "NodeList", kj).replace({"None assigned": None}),
+        "caveats": cav,
+        "_range": rng,
+    })
+    return frame
+
+
+def _int(values) -> pd.arrays.IntegerArray:
+    v = np.asarray(values, dtype="float64")
+    return pd.array(np.where(np.isnan(v), None, np.round(v)), dtype="Int64") if len(v) else pd.array([], "Int64")
+
+
+def _float(values) -> pd.arrays.FloatingArray:
+    v = np.asarray(values, dtype="float64")
+    return pd.array(np.where(np.isnan(v), None, v), dtype="Float64") if len(v) else pd.array([], "Float64")
+
+
+def _int_or_null(values) -> pd.arrays.IntegerArray:
+    s = pd.Series(values, dtype=object).replace("", None)
+    return pd.array(pd.to_numeric(s), dtype="Int64")
+
+
+def _utc(values) -> pd.Series:
+    return pd.Series(pd.DatetimeIndex(values).tz_localize("UTC")).astype("datetime64[ns, UTC]")
+
+
+def _expand_array_ranges(frame: pd.DataFrame) -> pd.DataFrame:
+    """``123_[1-3,7]`` lines (arrays sacct did not expand) become one row per listed task."""
+    rng = frame.pop("_range").to_numpy()
+    ranged = np.flatnonzero(rng != "")
+    if len(ranged) == 0:
+        return frame
+    reps = np.ones(len(frame), dtype=int)
+    tasks: list[int] = []
+    for i in ranged:
+        idx = expand_index_ranges(rng[i])
+        reps[i] = len(idx)
+        tasks.extend(idx)
+    out = frame.loc[np.repeat(frame.index.to_numpy(), reps)].reset_index(drop=True)
+    expanded = np.repeat(rng != "", reps)
+    out.loc[expanded, "array_task_id"] = tasks
+    base = out.loc[expanded, "array_job_id"].astype(str)
+    out.loc[expanded, "job_id"] = (base + "_" + pd.Series(tasks, index=base.index).astype(str)).astype("string")
+    return out
+
+
+__all__ = ["read_sacct", "arrow_str"]

@@ -1,0 +1,178 @@
+"""Reader for the Standard Workload Format of the Parallel Workloads Archive (plain or gzip).
+
+SWF fields (1-based): 1 job, 2 submit s, 3 wait s, 4 run s, 5 allocated procs, 6 average CPU time
+per processor s, 7 used memory KB per processor, 8 requested procs, 9 requested time s,
+10 requested memory KB per processor, 11 status, 12 user, 13 group, 14 executable, 15 queue,
+16 partition, 17 preceding job, 18 think time; -1 means unknown.  Times are offsets from the
+header's ``UnixStartTime``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..job_table import caveats_from_masks, conform
+from ..ledger import FileLedger, Quarantine, ReadResult, record_quarantine
+from ..textio import read_text
+
+FIELDS = (
+    "job", "submit", "wait", "run", "alloc_procs", "cpu_time", "used_mem_kb", "req_procs", "req_time",
+    "req_mem_kb", "status", "user", "group", "executable", "queue", "partition", "preceding", "think",
+)
+
+#: SWF status → canonical state (0 failed, 1 completed, 2/3/4 partial executions, 5 cancelled)
+STATUS = {0: "FAILED", 1: "COMPLETED", 2: "REQUEUED", 3: "COMPLETED", 4: "FAILED", 5: "CANCELLED"}
+
+
+def read_swf(path, *, cluster: str | None = None) -> ReadResult:
+    """Read one SWF file into the canonical job table, with its ledger and quarantine."""
+    text = read_text(path)
+    name = str(path)
+    ledger = FileLedger(file=name, format="swf")
+    quarantine = Quarantine()
+    lines = text.splitlines()
+    data = [i for i, line in enumerate(lines) if (head := line.lstrip()) and head[0] != ";"]
+    ledger.structural = len(lines) - len(data)
+    ledger.read = len(data)
+    header = _header(line for line in lines if line.lstrip()[:1] == ";")
+    data_lines = [lines[i] for i in data]
+    num, counts = _numbers(data_lines)
+    wrong = counts != len(FIELDS)
+    bad = num.isna().to_numpy() & ~wrong[:, None]
+    bad_rows = wrong | bad.any(axis=1)
+    for pos in np.flatnonzero(bad_rows):
+        if wrong[pos]:
+            record_quarantine(ledger, quarantine, data[pos] + 1, "line", f"expected 18 fields, got {counts[pos]}",
+                              data_lines[pos])
+        else:
+            record_quarantine(ledger, quarantine, data[pos] + 1, FIELDS[int(np.argmax(bad[pos]))], "not a number",
+                              data_lines[pos])
+    num = num[~bad_rows].reset_index(drop=True)
+    lines_ok = pd.Series(np.asarray(data, dtype=np.int64)[~bad_rows] + 1)
+    ledger.used = len(num)
+    ledger.jobs_emitted = len(num)
+    jobs = _to_canonical(num, lines_ok, header, name, cluster)
+    return ReadResult(jobs=jobs, ledger=ledger, quarantine=quarantine)
+
+
+def _header(comment_lines) -> dict:
+    """``; Key: value`` header lines → {Key: value} (the first occurrence of a key wins)."""
+    header: dict = {}
+    for line in comment_lines:
+        m = re.match(r"\s*;\s*(\w+):\s*(.*)$", line)
+        if m and m.group(1) not in header:
+            header[m.group(1)] = m.group(2).strip()
+    return header
+
+
+def _numbers(lines: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The 18 fields as floats (NaN where a token is missing or not a number) and the token count per line.
+
+    The fast path parses every line at once; a line with a token that is not a number, or too many
+    tokens, sends the file down the line-by-line path.
+    """
+    if not lines:
+        return pd.DataFrame({f: pd.Series(dtype=float) for f in FIELDS}), np.zeros(0, dtype=int)
+    try:
+        num = pd.read_csv(io.StringIO("\n".join(lines)), sep=r"\s+", header=None, names=FIELDS, dtype="float64",
+                          engine="c")
+        if len(num) == len(lines):
+            missing = num.isna().to_numpy()
+            if not missing.any():
+                return num, np.full(len(lines), len(FIELDS))
+            trailing = np.cumprod(missing[:, ::-1], axis=1).sum(axis=1)  # only missing tokens can be NaN here
+            return num, len(FIELDS) - trailing
+    except ValueError:
+        pass
+    counts = np.array([len(line.split()) for line in lines])
+    ok = counts == len(FIELDS)
+    num = pd.DataFrame(np.nan, index=range(len(lines)), columns=list(FIELDS))
+    if ok.any():
+        good = [line for line, k in zip(lines, ok, strict=True) if k]
+        frame = pd.read_csv(io.StringIO("\n".join(good)), sep=r"\s+", header=None, names=FIELDS, dtype=str,
+                            engine="c")
+        num.loc[ok] = frame.apply(pd.to_numeric, errors="coerce").to_numpy()
+    return num, counts
+
+
+def _known(s: pd.Series) -> pd.Series:
+    return s.where(s >= 0)
+
+
+def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, cluster: str | None) -> pd.DataFrame:
+    origin = header.get("UnixStartTime")
+    t0 = int(origin) if origin and origin.lstrip("-").isdigit() else 0
+    submit = _known(num["submit"])
+    wait = _known(num["wait"])
+    run = _known(num["run"])
+    procs = _known(num["alloc_procs"])
+    req_procs = _known(num["req_procs"])
+    cpu_per_proc = _known(num["cpu_time"])
+    used_kb = _known(num["used_mem_kb"])
+    req_kb = _known(num["req_mem_kb"])
+    mem_copy = used_kb.notna() & (used_kb == req_kb)
+    # Some archives put total CPU time in field 6: flag rows where per-processor time exceeds the runtime.
+    cpu_total_like = cpu_per_proc.notna() & run.notna() & (cpu_per_proc > run * 1.05) & (procs > 1)
+    cpu_used = cpu_per_proc.where(cpu_total_like, cpu_per_proc * procs)
+    submit_t = pd.to_datetime(t0 + submit, unit="s", utc=True)
+    start_t = pd.to_datetime(t0 + submit + wait, unit="s", utc=True)
+    end_t = pd.to_datetime(t0 + submit + wait + run, unit="s", utc=True)
+    n = len(num)
+    state = num["status"].map(STATUS).astype("string")
+    cav = caveats_from_masks(n, {
+        "no_usage_fields": (cpu_per_proc.isna() & used_kb.isna()).to_numpy(),
+        "swf_used_mem_copy": mem_copy.to_numpy(),
+        "swf_cpu_time_total": cpu_total_like.to_numpy(),
+        "swf_no_start_time": np.full(n, origin is None),
+    })
+    ints = lambda s: s.round().astype("Int64")  # noqa: E731
+    df = pd.DataFrame({
+        "cluster": cluster or header.get("Computer") or header.get("Installation") or _stem(name),
+        "job_id": _label(num["job"], keep_negative=True),
+        "job_id_raw": _label(num["job"], keep_negative=True),
+        "source": "swf",
+        "source_file": name,
+        "source_line": lines.astype("Int64"),
+        "user": _label(num["user"]),
+        "account": _label(num["group"]),
+        "partition": _label(num["partition"]),
+        "qos": _label(num["queue"]),
+        "job_name": _label(num["executable"]),
+        "submit_time": submit_t,
+        "eligible_time": submit_t,
+        "start_time": start_t,
+        "end_time": end_t,
+        "elapsed_s": ints(run),
+        "time_limit_s": ints(_known(num["req_time"])),
+        "state": state,
+        "req_nodes": pd.array([None] * n, dtype="Int64"),
+        "req_cpus": ints(req_procs.fillna(procs)),
+        "req_mem_bytes": ints(req_kb * 1024 * req_procs.fillna(procs)),
+        "req_gpus": 0,
+        "alloc_cpus": ints(procs),
+        "alloc_mem_bytes": ints(req_kb * 1024 * procs),
+        "alloc_gpus": 0,
+        "cpu_used_s": cpu_used.astype("Float64"),
+        "mem_peak_bytes": ints((used_kb * 1024 * procs).where(~mem_copy)),
+        "caveats": cav,
+    })
+    return conform(df)
+
+
+def _label(s: pd.Series, keep_negative: bool = False) -> pd.Series:
+    """SWF numeric identifiers (users, groups, queues…) as strings; -1 → null (formatted by pyarrow)."""
+    values = s.to_numpy(dtype="float64")
+    mask = np.isnan(values) if keep_negative else (np.isnan(values) | (values < 0))
+    ints = pa.array(np.nan_to_num(values).astype(np.int64), mask=mask)
+    return pd.Series(pc.cast(ints, pa.string()).to_pandas(types_mapper=pd.ArrowDtype), index=s.index).astype("string")
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base.split(".swf")[0]

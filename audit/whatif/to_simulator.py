@@ -1,0 +1,129 @@
+"""The one converter from the canonical job table (pandas) to simulator records (NumPy), and from the cluster
+shape (:mod:`audit.cluster_shape`) to :class:`simulator.records.Cluster`.
+
+Requests become per-node values: CPUs and GPUs are the job totals divided by the node count
+(rounded up), memory the job total divided by the node count.  Times become seconds since the
+earliest submission.  The scheduler's estimate is the time limit, else the run time.  A job whose
+logged run exceeds its time limit (a logged TIMEOUT, or the kill grace time) gets the logged run as
+its limit, so replaying the requests users made reproduces the log instead of killing it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
+
+from ..cluster_shape import ClusterShape, load_cluster_shape
+
+
+@dataclass(slots=True)
+class Converted:
+    """Simulator jobs plus what was left out: ``dropped`` counts rows by reason; ``origin`` is the
+    UTC time (pandas Timestamp) that simulator time 0 stands for."""
+
+    jobs: Jobs
+    dropped: dict
+    origin: object
+
+
+def _seconds(col: pd.Series, origin) -> np.ndarray:
+    return ((col - origin).dt.total_seconds()).to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _ints(col: pd.Series, default: int) -> np.ndarray:
+    return col.fillna(default).to_numpy(dtype=np.int64)
+
+
+def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
+    """Canonical job table → :class:`Jobs`.
+
+    With ``procs`` (the Standard Workload Format replay): one pool of ``procs`` processors, a job
+    needs ``req_cpus`` processors (the SWF reader fills it from field 8, else field 5), jobs wider
+    than the pool are dropped and counted, and memory is ignored (no memory limit, so no memory
+    kills: the pool models processors only).  Rows without a submit time, a run time or any CPU count
+    (neither requested nor allocated: SWF fields 5 and 8 both -1) cannot be replayed and are dropped
+    and counted.  Rows are ordered by submit time, then job number.
+    """
+    df = table
+    dropped = {}
+    no_submit = df["submit_time"].isna().to_numpy()
+    no_run = df["elapsed_s"].isna().to_numpy()
+    dropped["no_submit_time"] = int(no_submit.sum())
+    dropped["no_run_time"] = int((no_run & ~no_submit).sum())
+    no_cpus = (df["req_cpus"].isna() & df["alloc_cpus"].isna()).to_numpy() & ~(no_submit | no_run)
+    dropped["unknown_cpus"] = int(no_cpus.sum())
+    keep = ~(no_submit | no_run | no_cpus)
+    nodes = _ints(df["req_nodes"].fillna(df["alloc_nodes"]), 1).clip(min=1)
+    cpus_total = _ints(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
+    if procs is not None:
+        nodes = np.ones(len(df), dtype=np.int64)
+        wide = keep & (cpus_total > procs)
+        dropped["wider_than_pool"] = int(wide.sum())
+        keep &= ~wide
+    df = df.loc[keep]
+    nodes = nodes[keep]
+    cpus_total = cpus_total[keep]
+    origin = df["submit_time"].min() if len(df) else pd.Timestamp(0, tz="UTC")
+    ids = pd.to_numeric(df["job_id_raw"].fillna(df["job_id"]), errors="coerce")
+    ids = ids.fillna(pd.Series(np.arange(len(df)), index=df.index)).to_numpy(dtype=np.int64)
+    gpus_total = _ints(df["req_gpus"].fillna(df["alloc_gpus"]), 0)
+    mem_total = _ints(df["req_mem_bytes"].fillna(df["alloc_mem_bytes"]), 0)
+    if procs is not None:
+        mem_total = np.zeros(len(df), dtype=np.int64)
+    limit = df["time_limit_s"].to_numpy(dtype=np.float64, na_value=np.inf)
+    run = df["elapsed_s"].to_numpy(dtype=np.float64)
+    # A run the log shows past its limit (a logged TIMEOUT, or the kill grace time) keeps its logged
+    # length: the log's own kills are replayed as they happened, not killed again.
+    limit = np.where(limit > 0, limit, np.inf)
+    estimate = np.where(np.isfinite(limit), limit, run)  # what the scheduler sees: the request
+    limit = np.maximum(limit, run)
+    peak = df["mem_peak_bytes"].to_numpy(dtype=np.float64, na_value=0)
+    cpu_used = df["cpu_used_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cpu_util = np.clip(cpu_used / (run * np.maximum(cpus_total, 1)), 0, 1)
+    cpu_util = np.where(np.isfinite(cpu_util), cpu_util, 1.0)
+    gpu_util = df["gpu_util_mean"].to_numpy(dtype=np.float64, na_value=1.0)
+    cols = dict(
+        id=ids,
+        submit=_seconds(df["submit_time"], origin),
+        run=run,
+        nodes=nodes,
+        cpus=-(-cpus_total // nodes),
+        mem=mem_total // nodes,
+        gpus=-(-gpus_total // nodes),
+        limit=limit,
+        estimate=estimate,
+        mem_peak=(peak // nodes).astype(np.int64),
+        logged_start=_seconds(df["start_time"], origin),
+        cpu_util=cpu_util,
+        gpu_util=gpu_util,
+    )
+    for name in ("user", "account", "partition", "qos", "gpu_type"):
+        cols[name] = df[name].fillna("").to_numpy(dtype=object)
+    order = np.lexsort((cols["id"], cols["submit"]))
+    cols = {k: v[order] for k, v in cols.items()}
+    return Converted(jobs=Jobs.from_arrays(**cols), dropped=dropped, origin=origin)
+
+
+def to_cluster(spec, *, source: str = "cluster shape") -> Cluster | Pool:
+    """Simulator records of a cluster shape: a :class:`~audit.cluster_shape.ClusterShape`, or a TOML path or dict
+    read by :func:`~audit.cluster_shape.load_cluster_shape` (whose errors name the file and the entry).
+
+    Each node group keeps its CPUs, memory, GPUs and switch; ``racks`` puts every block of nodes under a leaf
+    switch of its own (``nodes_per_switch`` = the group's nodes / racks, rounded up).  ``procs = P`` gives one
+    pool of P processors.
+    """
+    shape = spec if isinstance(spec, ClusterShape) else load_cluster_shape(spec, source=source)
+    if shape.procs is not None:
+        return Pool(shape.procs)
+    groups = tuple(NodeGroup(
+        name=g.name, count=g.count, cpus=g.cpus, mem_bytes=g.mem_bytes, gpus=g.gpus, gpu_type=g.gpu_type,
+        gpu_mem_bytes=g.gpu_mem_bytes, switch=g.switch,
+        nodes_per_switch=-(-g.count // g.racks) if g.racks is not None else g.nodes_per_switch,
+    ) for g in shape.groups)
+    return Cluster(groups=groups, partitions=tuple(Partition(name=p.name, groups=p.groups) for p in shape.partitions),
+                   strict_partitions=shape.strict_partitions)
