@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from audit.job_table import conform
 from predictors.features import in_flight, submission_features
 from predictors.history import past_stats
+from tests.profiles import examples
 
 
 def brute(group, submit, end, value, window, age=None):
@@ -54,7 +55,7 @@ def test_last_two_and_mean_after_many():
     assert s["mean"][-1] == pytest.approx(3.5)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.lists(st.tuples(st.integers(-1, 3), st.integers(0, 50), st.integers(0, 40),
                           st.one_of(st.none(), st.floats(0, 100, allow_nan=False))), min_size=1, max_size=40),
        st.integers(1, 6))

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.readers.jobstats import COLUMNS, decode_jobstats, encode_jobstats, parse_jobstats
+from tests.profiles import examples
 
 GIB = 1024**3
 
@@ -170,7 +171,7 @@ _node = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(st.dictionaries(st.text("abcdefgh0123456789-", min_size=1, max_size=8), _node, min_size=1, max_size=4))
 def test_round_trip_property(nodes):
     summary = {"nodes": nodes, "total_time": 10, "gpus": 0}

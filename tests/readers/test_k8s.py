@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.cluster_shape import toml_text
@@ -17,6 +17,7 @@ from audit.readers.detect import detect_format
 from audit.readers.k8s.nodes import read_k8s_nodes
 from audit.readers.k8s.pods import read_k8s_pods
 from audit.readers.k8s.quantity import parse_quantity
+from tests.profiles import examples
 
 GiB = 2**30
 
@@ -258,7 +259,7 @@ _quantity = st.one_of(st.sampled_from(["500m", "2", "1.5", "64Gi", "1e3", "lots"
                       st.text(max_size=6))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40))
 @given(st.lists(st.tuples(_quantity, _quantity, st.sampled_from(["Succeeded", "Failed", "Running", "Pending",
                                                                  "Unknown", "Weird"]), st.booleans()),
                 min_size=1, max_size=8))

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.readers.detect import detect_format
 from audit.readers.prometheus import parse_labels, read_prometheus
+from tests.profiles import examples
 
 PROM = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "k8s" / "prometheus"
 
@@ -166,7 +167,7 @@ _junk = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_c
                 max_size=40)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60))
 @given(st.lists(st.one_of(_valid, _junk, st.just("# HELP x y"), st.just("")), max_size=30))
 def test_exposition_text_never_loses_a_line(tmp_path, lines):
     p = tmp_path / "x.prom"
@@ -181,7 +182,7 @@ def test_exposition_text_never_loses_a_line(tmp_path, lines):
 _value = st.one_of(st.integers(0, 100).map(str), st.sampled_from(["NaN", "+Inf", "x", "", "1e3", "-0.5"]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60))
 @given(st.lists(st.lists(st.tuples(st.integers(1_600_000_000, 1_700_000_000), _value), max_size=8), max_size=5),
        st.booleans())
 def test_matrix_json_never_loses_a_sample(tmp_path, series, pretty):

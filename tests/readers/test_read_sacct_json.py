@@ -462,8 +462,10 @@ def test_cluster_user_and_account_fallbacks(tmp_path):
 
 # ---------------------------------------------------------------- property: damaged records never stop the run
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+from tests.profiles import examples  # noqa: E402
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -494,7 +496,7 @@ _TEMPLATE = v38_job()
 _ALL_PATHS = list(_paths(_TEMPLATE))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150))
 @given(st.lists(st.tuples(st.sampled_from(_ALL_PATHS), _json_values), min_size=1, max_size=3))
 def test_damaged_records_are_accounted_for(tmp_path, damage):
     rec = _TEMPLATE

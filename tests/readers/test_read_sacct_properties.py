@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.readers.sacct.text import read_sacct
+from tests.profiles import examples
 
 HEADER = "JobID|State|Submit|Start|End|Elapsed|Timelimit|NCPUS|ReqMem|AllocTRES|TotalCPU|MaxRSS|NTasks|JobName"
 GOOD = [
@@ -41,7 +42,7 @@ def _mutate(line: str, data) -> str:
     return "|".join(fields)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60))
 @given(data=st.data())
 def test_every_line_accounted_for(tmp_path, data):
     lines = [HEADER]
