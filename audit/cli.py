@@ -140,6 +140,70 @@ def simulate(paths, policy, procs, cluster_shape, out, as_json) -> None:
                f"{m['mean_bounded_slowdown']:,.2f}, makespan {m['makespan_s'] / 3600:,.1f} h; dropped {m['dropped']}")
 
 
+def _floats(text: str) -> tuple:
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"not a comma-separated list of numbers: {text!r}") from None
+    if not values or any(not 0 < v < 1 for v in values):
+        raise click.BadParameter("risk levels must lie strictly between 0 and 1")
+    return values
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--procs", default=None, type=click.IntRange(min=1),
+              help="One pool of P processors (SWF traces: run-time right-sizing only, never killed at the limit).")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
+              help="Cluster shape TOML (default: the store's, or one found among the inputs).")
+@click.option("--risk", default="0.5,0.8,0.9,0.95,0.99", show_default=True,
+              help="Risk levels: each job's calibrated prediction at these quantiles.")
+@click.option("--mode", default="both", show_default=True, type=click.Choice(["enforce", "advise", "both"]),
+              help="enforce: jobs get only the right-sized request; advise: the scheduler plans with the "
+                   "predicted run time, jobs keep their own limit.")
+@click.option("--predictor", default="lightgbm", show_default=True, type=click.Choice(["lightgbm", "last_two", "request"]))
+@click.option("--backfill-order", default="fcfs", show_default=True, type=click.Choice(["fcfs", "sjf"]))
+@click.option("--policy", default="easy", show_default=True, type=click.Choice(["fifo", "easy", "fairshare", "budget"]),
+              help="The policy every scenario is replayed under.")
+@click.option("--capacity-search/--no-capacity-search", default=True, show_default=True)
+@click.option("--replicates", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Shaken copies of the month for the recommended level's interval.")
+@click.option("--tolerance", default=0.01, show_default=True, type=click.FloatRange(min=0),
+              help="Largest share of jobs killed the recommended level may cost.")
+@click.option("--scheduler", default=None, help="Address of a running Dask scheduler (tcp://HOST:8786).")
+@click.option("--serial", is_flag=True, help="Run every replay in this process, one after another.")
+@click.option("--workers", default=None, type=click.IntRange(min=1), help="Local Dask workers (default: one per core).")
+@click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the shaken inputs.")
+@click.option("--out", default=None, type=click.Path(path_type=Path),
+              help="Write DIR/whatif/ (default: the store given).")
+@click.option("--json", "as_json", is_flag=True, help="Print whatif/summary.json instead of the text summary.")
+@click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
+def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, policy, capacity_search, replicates,
+           tolerance, scheduler, serial, workers, price_book, seed, out, as_json, quiet) -> None:
+    """Replay the month under right-sized requests at every risk level and find the capacity to recover."""
+    import json
+
+    from .accounting.pricebook import PriceBookError
+    from .pipeline import whatif as run_whatif
+    from .whatif import whatif_text
+
+    if scheduler and serial:
+        _fail(ValueError("--scheduler and --serial exclude each other"))
+    try:
+        result = run_whatif(paths, procs=procs, cluster_shape=cluster_shape, out=out, risk=_floats(risk),
+                            modes=("enforce", "advise") if mode == "both" else (mode,), predictor=predictor,
+                            backfill_order=backfill_order, policy=policy, capacity_search=capacity_search,
+                            replicates=replicates, tolerance=tolerance, seed=seed, scheduler=scheduler,
+                            serial=serial, workers=workers, quiet=quiet, price_book=price_book)
+    except (InputError, PriceBookError, ValueError) as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(json.dumps(result.summary, indent=2, sort_keys=True))
+        return
+    click.echo(whatif_text(result.summary, result.folder))
+
+
 def _register_subgroups() -> None:
     """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
     from predictors.cli import predict

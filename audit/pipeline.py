@@ -1,5 +1,6 @@
-"""The runs that chain stages: ``reclaim audit`` (ingest → accounting → report, written into one run folder) and
-``reclaim simulate`` (a store or traces → what-if replay)."""
+"""The runs that chain stages: ``reclaim audit`` (ingest → accounting → what-if → report, written into one run
+folder), ``reclaim simulate`` (a store or traces → one replay) and ``reclaim whatif`` (a store or traces →
+the what-if sweep)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,20 @@ def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_s
 
     table, found = read_table(paths, fmt=fmt, timezone=timezone)
     return replay(table, policy=policy, procs=procs, cluster_shape=cluster_shape or found, out=out)
+
+
+def whatif(paths, *, procs: int | None = None, cluster_shape=None, out=None, fmt: str = "auto",
+           timezone: str = "UTC", **options):
+    """The what-if sweep of a store or trace files (:func:`audit.whatif.whatif`); ``out`` defaults to the
+    store itself.  ``options``: :class:`audit.whatif.Options` fields and the runner's (``scheduler``,
+    ``serial``, ``workers``, ``quiet``, ``price_book``)."""
+    from .whatif import Options
+    from .whatif import whatif as run
+
+    table, found = read_table(paths, fmt=fmt, timezone=timezone)
+    paths = [Path(p) for p in paths]
+    if out is None and len(paths) == 1 and (paths[0] / "jobs.parquet").exists():
+        out = paths[0]
+    runner = {k: options.pop(k) for k in ("scheduler", "serial", "workers", "quiet", "price_book") if k in options}
+    return run(table, cluster_shape=None if procs else (cluster_shape or found), procs=procs, out=out,
+               options=Options(**options), **runner)

@@ -50,3 +50,22 @@ def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, mod
             col[got.loc[ok, "row"].to_numpy(dtype=np.int64)] = got.loc[ok, f"{model}@{lv}"].to_numpy()
             out[f"pred_{stem}_{level_label(lv)}"] = col
     return out
+
+
+def last_two(jobs: pd.DataFrame) -> np.ndarray:
+    """Run-time predictions after Tsafrir, Etsion & Feitelson (2007), per job (same order as ``jobs``):
+    the mean run time of the user's two most recent jobs that ended before this one was submitted,
+    capped at its time limit; its time limit when the user has fewer than two such jobs (NaN when it
+    has none either)."""
+    from .features import codes, epoch_s
+    from .history import past_stats
+
+    submit = epoch_s(jobs["submit_time"])
+    end = epoch_s(jobs["end_time"])
+    run = pd.to_numeric(jobs["elapsed_s"], errors="coerce").astype("float64").to_numpy(na_value=np.nan)
+    limit = pd.to_numeric(jobs["time_limit_s"], errors="coerce").astype("float64").to_numpy(na_value=np.nan)
+    known = np.isfinite(run) & np.isfinite(end)
+    stats = past_stats(codes(jobs["user"]), submit, np.where(known, end, np.inf), np.where(known, run, np.nan),
+                       window=2, quantiles=())
+    mean = (stats["last1"] + stats["last2"]) / 2.0
+    return np.where(np.isfinite(mean), np.fmin(mean, limit), limit)

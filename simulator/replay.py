@@ -29,7 +29,7 @@ def replay_as_logged(jobs, cluster) -> SimResult:
         attempts=has.astype(np.int64), ooms=zero_i, timeouts=zero_i.copy(), preemptions=zero_i.copy(),
         state=np.where(has, "COMPLETED", "PENDING"),
         reasons=np.zeros((n, len(REASONS)), dtype=np.int64), user=col["user"], account=col["account"],
-        cpu_util=col["cpu_util"], gpu_util=col["gpu_util"], mem_peak=col["mem_peak"] * col["nodes"],
+        gpu_type=col["gpu_type"], cpu_util=col["cpu_util"], gpu_util=col["gpu_util"], mem_peak=col["mem_peak"] * col["nodes"],
         resumable=col["resumable"], a_job=k, a_queued=col["submit"][k], a_start=start[k], a_end=end[k],
         a_outcome=np.full(len(k), "COMPLETED"), a_cpus=col["cpus"][k] * nodes,
         a_mem=col["mem"][k] * nodes, a_gpus=col["gpus"][k] * nodes, a_overhead=np.zeros(len(k)),

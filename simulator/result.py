@@ -33,7 +33,7 @@ class SimResult:
 
     Jobs: ``id, submit, run, start`` (first start), ``end`` (last attempt's end), ``wait``,
     ``attempts, ooms, timeouts, preemptions``, ``state`` (COMPLETED, OUT_OF_MEMORY, TIMEOUT after the
-    last allowed attempt, PENDING, REJECTED), ``reasons`` (jobs × 4 pass counts), ``user, account``,
+    last allowed attempt, PENDING, REJECTED), ``reasons`` (jobs × 4 pass counts), ``user, account, gpu_type``,
     ``cpus, gpus`` (per job totals of the first request).  Attempts: ``a_job`` (position in the job
     arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus`` (totals held),
     ``a_overhead`` (restart seconds paid), ``a_nodes`` (tuple of node indices held; ``None`` for a pool).
@@ -55,6 +55,7 @@ class SimResult:
     reasons: np.ndarray
     user: np.ndarray
     account: np.ndarray
+    gpu_type: np.ndarray
     cpu_util: np.ndarray
     gpu_util: np.ndarray
     mem_peak: np.ndarray
@@ -110,7 +111,7 @@ class SimResult:
             attempts=np.array(ctx.attempts, dtype=np.int64), ooms=count("OUT_OF_MEMORY"),
             timeouts=count("TIMEOUT"), preemptions=count("PREEMPTED"),
             state=state, reasons=reasons,
-            user=c["user"][order], account=c["account"][order], cpu_util=c["cpu_util"][order],
+            user=c["user"][order], account=c["account"][order], gpu_type=c["gpu_type"][order], cpu_util=c["cpu_util"][order],
             gpu_util=c["gpu_util"][order], resumable=c["resumable"][order], mem_peak=c["mem_peak"][order] * c["nodes"][order],
             a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,
             a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead, a_nodes=a_nodes,
@@ -120,6 +121,26 @@ class SimResult:
 
     def __len__(self) -> int:
         return len(self.id)
+
+    @classmethod
+    def concat(cls, results) -> SimResult:
+        """The runs of clusters that share no node (a cluster's pools, replayed apart) as one run: jobs and
+        attempts side by side (each run's attempts point at its own jobs), capacities and passes summed.
+        Jobs keep each run's order, so the whole is not sorted by submit time."""
+        results = list(results)
+        if len(results) == 1:
+            return results[0]
+        names = [f for f in cls.__dataclass_fields__ if f not in ("capacity", "passes", "wall_s", "gave_up")]
+        cols = {}
+        for name in names:
+            parts = [getattr(r, name) for r in results]
+            if name == "a_job":
+                offsets = np.cumsum([0] + [len(r.id) for r in results[:-1]])
+                parts = [p + o for p, o in zip(parts, offsets, strict=True)]
+            cols[name] = np.concatenate(parts) if parts[0].ndim == 1 else np.vstack(parts)
+        capacity = {k: sum(r.capacity[k] for r in results) for k in results[0].capacity}
+        return cls(**cols, capacity=capacity, passes=sum(r.passes for r in results),
+                   wall_s=sum(r.wall_s for r in results), gave_up=any(r.gave_up for r in results))
 
     def records(self) -> list:
         """Per-job records (kills as ``(time, outcome)`` pairs)."""

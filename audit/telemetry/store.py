@@ -16,7 +16,8 @@ from ..textio import read_toml
 
 def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,
                           nodes: pd.DataFrame | None, cluster_shape: Path | None = None) -> Path | None:
-    """Write what exists; return the path of a cluster shape written from the nodes (else None).
+    """Write what exists; return the path of the cluster shape written (from the nodes, or the one among
+    the inputs; else None).
 
     The shape merges the node groups of ``cluster_shape`` (a Slurm TOML among the inputs) with those of the
     nodes, so Slurm partitions and Kubernetes pools are accounted side by side.
@@ -41,6 +42,9 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
                     "node_groups": [_flat(g) for g in base.get("node_groups", [])] + spec["node_groups"]}
         shape = out / "cluster_shape.toml"
         shape.write_text(toml_text(spec), encoding="utf-8")
+    elif cluster_shape is not None:  # the shape among the inputs, kept with the store it describes
+        shape = out / "cluster_shape.toml"
+        shape.write_bytes(Path(cluster_shape).read_bytes())
     con = duckdb.connect(str(out / "reclaim.duckdb"))
     try:
         for name in ("telemetry", "job_telemetry", "nodes"):

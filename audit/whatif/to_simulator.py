@@ -23,11 +23,24 @@ from ..cluster_shape import ClusterShape, load_cluster_shape
 @dataclass(slots=True)
 class Converted:
     """Simulator jobs plus what was left out: ``dropped`` counts rows by reason; ``origin`` is the
-    UTC time (pandas Timestamp) that simulator time 0 stands for."""
+    UTC time (pandas Timestamp) that simulator time 0 stands for; ``rows`` the position in the table
+    of each job, in the jobs' order."""
 
     jobs: Jobs
     dropped: dict
     origin: object
+    rows: np.ndarray
+
+
+@dataclass(slots=True)
+class Totals:
+    """The replayable jobs of a table as job totals (``cpus``, ``mem``, ``gpus``, ``mem_peak``), in
+    replay order (submit time, then job number), with the rows they came from and what was dropped."""
+
+    columns: dict
+    dropped: dict
+    origin: object
+    rows: np.ndarray
 
 
 def _seconds(col: pd.Series, origin) -> np.ndarray:
@@ -38,16 +51,8 @@ def _ints(col: pd.Series, default: int) -> np.ndarray:
     return col.fillna(default).to_numpy(dtype=np.int64)
 
 
-def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
-    """Canonical job table → :class:`Jobs`.
-
-    With ``procs`` (the Standard Workload Format replay): one pool of ``procs`` processors, a job
-    needs ``req_cpus`` processors (the SWF reader fills it from field 8, else field 5), jobs wider
-    than the pool are dropped and counted, and memory is ignored (no memory limit, so no memory
-    kills: the pool models processors only).  Rows without a submit time, a run time or any CPU count
-    (neither requested nor allocated: SWF fields 5 and 8 both -1) cannot be replayed and are dropped
-    and counted.  Rows are ordered by submit time, then job number.
-    """
+def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
+    """The replayable rows of the canonical table as job totals (see :func:`to_jobs` for the rules)."""
     df = table
     dropped = {}
     no_submit = df["submit_time"].isna().to_numpy()
@@ -64,7 +69,8 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
         wide = keep & (cpus_total > procs)
         dropped["wider_than_pool"] = int(wide.sum())
         keep &= ~wide
-    df = df.loc[keep]
+    rows = np.flatnonzero(keep)
+    df = df.iloc[rows]
     nodes = nodes[keep]
     cpus_total = cpus_total[keep]
     origin = df["submit_time"].min() if len(df) else pd.Timestamp(0, tz="UTC")
@@ -74,39 +80,48 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     mem_total = _ints(df["req_mem_bytes"].fillna(df["alloc_mem_bytes"]), 0)
     if procs is not None:
         mem_total = np.zeros(len(df), dtype=np.int64)
-    limit = df["time_limit_s"].to_numpy(dtype=np.float64, na_value=np.inf)
+    asked = df["time_limit_s"].to_numpy(dtype=np.float64, na_value=np.inf)
     run = df["elapsed_s"].to_numpy(dtype=np.float64)
     # A run the log shows past its limit (a logged TIMEOUT, or the kill grace time) keeps its logged
     # length: the log's own kills are replayed as they happened, not killed again.
-    limit = np.where(limit > 0, limit, np.inf)
-    estimate = np.where(np.isfinite(limit), limit, run)  # what the scheduler sees: the request
-    limit = np.maximum(limit, run)
-    peak = df["mem_peak_bytes"].to_numpy(dtype=np.float64, na_value=0)
+    asked = np.where(asked > 0, asked, np.inf)
+    estimate = np.where(np.isfinite(asked), asked, run)  # what the scheduler sees: the request
+    limit = np.maximum(asked, run)
+    peak = df["mem_peak_bytes"].to_numpy(dtype=np.float64, na_value=np.nan)
     cpu_used = df["cpu_used_s"].to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         cpu_util = np.clip(cpu_used / (run * np.maximum(cpus_total, 1)), 0, 1)
     cpu_util = np.where(np.isfinite(cpu_util), cpu_util, 1.0)
     gpu_util = df["gpu_util_mean"].to_numpy(dtype=np.float64, na_value=1.0)
     cols = dict(
-        id=ids,
-        submit=_seconds(df["submit_time"], origin),
-        run=run,
-        nodes=nodes,
-        cpus=-(-cpus_total // nodes),
-        mem=mem_total // nodes,
-        gpus=-(-gpus_total // nodes),
-        limit=limit,
-        estimate=estimate,
-        mem_peak=(peak // nodes).astype(np.int64),
-        logged_start=_seconds(df["start_time"], origin),
-        cpu_util=cpu_util,
-        gpu_util=gpu_util,
+        id=ids, submit=_seconds(df["submit_time"], origin), run=run, nodes=nodes, cpus=cpus_total, mem=mem_total,
+        gpus=gpus_total, limit=limit, asked_limit=asked, estimate=estimate, mem_peak=peak,
+        logged_start=_seconds(df["start_time"], origin), cpu_util=cpu_util, gpu_util=gpu_util,
     )
     for name in ("user", "account", "partition", "qos", "gpu_type"):
         cols[name] = df[name].fillna("").to_numpy(dtype=object)
     order = np.lexsort((cols["id"], cols["submit"]))
-    cols = {k: v[order] for k, v in cols.items()}
-    return Converted(jobs=Jobs.from_arrays(**cols), dropped=dropped, origin=origin)
+    return Totals(columns={k: v[order] for k, v in cols.items()}, dropped=dropped, origin=origin, rows=rows[order])
+
+
+def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
+    """Canonical job table → :class:`Jobs`.
+
+    With ``procs`` (the Standard Workload Format replay): one pool of ``procs`` processors, a job
+    needs ``req_cpus`` processors (the SWF reader fills it from field 8, else field 5), jobs wider
+    than the pool are dropped and counted, and memory is ignored (no memory limit, so no memory
+    kills: the pool models processors only).  Rows without a submit time, a run time or any CPU count
+    (neither requested nor allocated: SWF fields 5 and 8 both -1) cannot be replayed and are dropped
+    and counted.  Rows are ordered by submit time, then job number.
+    """
+    t = job_totals(table, procs=procs)
+    c = dict(t.columns)
+    nodes = c["nodes"]
+    peak = np.nan_to_num(c.pop("mem_peak"), nan=0.0)
+    c.pop("asked_limit")
+    c.update(cpus=-(-c["cpus"] // nodes), mem=c["mem"] // nodes, gpus=-(-c["gpus"] // nodes),
+             mem_peak=(peak // nodes).astype(np.int64))
+    return Converted(jobs=Jobs.from_arrays(**c), dropped=t.dropped, origin=t.origin, rows=t.rows)
 
 
 def to_cluster(spec, *, source: str = "cluster shape") -> Cluster | Pool:

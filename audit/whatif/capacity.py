@@ -1,0 +1,152 @@
+"""Recoverable capacity: for a scenario, the smallest cluster on which its service stays within
+today's, pool by pool; and the headroom: how much more of the month's mix the full cluster carries.
+
+Service is the p95 wait and the mean bounded slowdown of a pool's jobs (and no more jobs rejected as
+too large): a scenario passes on a cluster when both stay at or under those of ``actual`` on the full
+cluster.  A pool's node groups shrink together (each group's count × n / N, rounded, at least one
+node) and the smallest passing n is found by bisection to the node, starting from the pool's
+occupancy (a pool busy 80 % of the time cannot shrink much below 80 %).  Replays are handed out in
+rounds, one probe of every open search per round, so they run side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from simulator.records import Cluster, Pool
+
+from .replays import Replay, pool_cluster
+from .search import Bisection
+
+EPS = 1e-9  # float noise allowed when comparing a replay's service with its target
+
+
+@dataclass(frozen=True)
+class Target:
+    """Service to keep: p95 wait (s), mean bounded slowdown, jobs rejected as too large."""
+
+    p95_wait_s: float
+    bounded_slowdown: float
+    rejected: int
+
+    @classmethod
+    def of(cls, m: dict) -> Target:
+        return cls(float(m["p95_wait_s"]), float(m["mean_bounded_slowdown"]), int(m["jobs_rejected"]))
+
+    def met(self, m: dict) -> bool:
+        return (not m["gave_up"] and m["p95_wait_s"] <= self.p95_wait_s * (1 + EPS) + EPS
+                and m["mean_bounded_slowdown"] <= self.bounded_slowdown * (1 + EPS) + EPS
+                and m["jobs_rejected"] <= self.rejected)
+
+    def as_tuple(self) -> tuple:
+        return (self.p95_wait_s, self.bounded_slowdown, self.rejected)
+
+
+def scaled_counts(cluster, pool: int | None, n: int) -> tuple:
+    """Group counts of ``pool`` (the whole cluster when ``None``) scaled to ``n`` of its nodes; for a
+    single pool of processors, ``(("procs", n),)``."""
+    if isinstance(cluster, Pool):
+        return (("procs", n),)
+    groups = cluster.groups if pool is None else pool_cluster(cluster, pool).groups
+    total = sum(g.count for g in groups)
+    return tuple((g.name, max(1, round(g.count * n / total))) for g in groups)
+
+
+def pool_nodes(cluster, pool: int | None) -> int:
+    """Nodes of ``pool`` (processors of a single pool)."""
+    if isinstance(cluster, Pool):
+        return cluster.procs
+    groups = cluster.groups if pool is None else pool_cluster(cluster, pool).groups
+    return sum(g.count for g in groups)
+
+
+@dataclass
+class PoolSearch:
+    """The smallest node count of one pool on which ``base`` (a replay of the full pool) keeps ``target``."""
+
+    key: tuple
+    base: Replay
+    target: Target
+    nodes: int
+    guess: int
+    bisection: Bisection = field(init=False)
+    results: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.bisection = Bisection(1, self.nodes)
+        if 1 <= self.guess < self.nodes:
+            self._first = self.guess
+        else:
+            self._first = None
+
+    def probe(self) -> int | None:
+        if self._first is not None:
+            return self._first
+        return self.bisection.probe()
+
+    def task(self, n: int, cluster: Cluster) -> Replay:
+        return replace(self.base, counts=scaled_counts(cluster, self.base.pool, n), target=self.target.as_tuple(),
+                       keep_jobs=False)
+
+    def tell(self, n: int, m: dict) -> None:
+        self._first = None
+        self.results[n] = m
+        self.bisection.tell(n, self.target.met(m))
+
+    @property
+    def answer(self) -> int:
+        return self.bisection.answer
+
+
+def occupancy_guess(nodes: int, m: dict) -> int:
+    """A first probe: the node count the pool's busiest resource needs at its full-size occupancy."""
+    busy = max(m.get("occupancy_cpus", 0.0), m.get("occupancy_mem", 0.0), m.get("occupancy_gpus", 0.0))
+    return max(1, int(nodes * busy))
+
+
+def run_searches(searches: list, cluster: Cluster, replay_all) -> None:
+    """Drive ``searches`` to their answers; ``replay_all(tasks)`` replays a round of tasks in order."""
+    open_ = [s for s in searches if s.probe() is not None]
+    while open_:
+        probes = [(s, s.probe()) for s in open_]
+        results = replay_all([s.task(n, cluster) for s, n in probes])
+        for (s, n), m in zip(probes, results, strict=True):
+            s.tell(n, m)
+        open_ = [s for s in open_ if s.probe() is not None]
+
+
+@dataclass
+class Headroom:
+    """The largest arrival-rate scale (in per cent, ``lo``–``hi``) at which ``base`` keeps the p95 wait
+    of ``target`` on the full pool: passing falls as the scale rises, so bisect on ``hi − scale``."""
+
+    key: tuple
+    base: Replay
+    target: Target
+    lo: int = 100
+    hi: int = 300
+    bisection: Bisection = field(init=False)
+    results: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.bisection = Bisection(0, self.hi - self.lo, check_hi=True)
+
+    def probe(self) -> int | None:
+        x = self.bisection.probe()
+        return None if x is None else self.hi - x
+
+    def task(self, pct: int, cluster: Cluster) -> Replay:
+        t = Target(self.target.p95_wait_s, float("inf"), self.target.rejected)
+        return replace(self.base, arrival_scale=pct / 100.0, target=t.as_tuple(), keep_jobs=False)
+
+    def tell(self, pct: int, m: dict) -> None:
+        self.results[pct] = m
+        ok = (not m["gave_up"] and m["p95_wait_s"] <= self.target.p95_wait_s * (1 + EPS) + EPS
+              and m["jobs_rejected"] <= self.target.rejected)
+        self.bisection.tell(self.hi - pct, ok)
+
+    @property
+    def answer(self) -> int | None:
+        """The largest passing scale in per cent (``None`` when even today's rate fails)."""
+        x = self.bisection.answer
+        return None if x is None else self.hi - x

@@ -1,0 +1,205 @@
+"""The requests each scenario replays, built from one month's jobs (NumPy only, so that any Dask
+worker builds its scenario from the shared month instead of receiving it).
+
+- ``actual``: requests as made.
+- ``rightsized@q``: each job's memory, cores, GPUs and time limit replaced by its out-of-sample
+  prediction at level ``q``, never above what the user asked; a job without a prediction keeps its
+  request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
+  whole ones; a job keeps at least one core per node, and a GPU job at least one GPU.  (Memory is
+  asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB per node.)
+- ``oracle``: requests equal to actual use (peak memory to the MiB, busy cores and GPUs rounded up, the
+  run time as limit): the bound nobody can reach.
+
+Two ways to apply a prediction: ``enforce`` (the job gets only the right-sized request and is
+killed where it would cross it, then re-submitted with its original request) and ``advise`` (the
+scheduler plans with the predicted run time, the job keeps its own time limit, and once it outlives
+the prediction the scheduler's estimate becomes that limit).  Memory, cores and GPUs are physical,
+so both modes enforce them.  A job given fewer cores or GPUs than it keeps busy on average runs
+longer in proportion (``stretch``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simulator.records import Jobs
+
+GIB = 2**30
+MIB = 2**20
+MODES = ("enforce", "advise")
+PREDICTORS = ("lightgbm", "last_two", "request")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """``kind``: ``actual``, ``rightsized`` or ``oracle``; ``level`` and ``mode`` for right-sized ones."""
+
+    kind: str
+    level: float | None = None
+    mode: str = "enforce"
+    predictor: str = "lightgbm"
+
+    @property
+    def name(self) -> str:
+        if self.kind != "rightsized":
+            return self.kind
+        at = self.predictor if self.predictor != "lightgbm" else f"{self.level:g}"
+        return f"rightsized@{at}/{self.mode}"
+
+
+@dataclass
+class Month:
+    """One month's jobs in replay order (submit time, then job number), as job totals.
+
+    ``limit`` is the kill limit (a logged run past its limit keeps that run as its limit),
+    ``asked_limit`` the user's time limit (``inf`` when unlimited) and ``estimate`` what the scheduler
+    plans with under the request (the limit, else the run); ``mem_peak``, ``cpu_need`` (cores
+    busy on average) and ``gpu_need`` (GPUs busy on average) are NaN where unknown.
+    ``predictions`` maps a level (or a predictor name) to ``{"memory"|"cpus"|"gpus"|"walltime":
+    totals}``, NaN where a job has no prediction.  ``pool`` is each job's pool number (see
+    :meth:`simulator.records.Cluster.pools`), -1 for jobs any pool may run.
+    """
+
+    id: np.ndarray
+    submit: np.ndarray
+    run: np.ndarray
+    nodes: np.ndarray
+    cpus: np.ndarray
+    mem: np.ndarray
+    gpus: np.ndarray
+    limit: np.ndarray
+    asked_limit: np.ndarray
+    estimate: np.ndarray
+    mem_peak: np.ndarray
+    cpu_need: np.ndarray
+    gpu_need: np.ndarray
+    logged_start: np.ndarray
+    cpu_util: np.ndarray  # share of the requested cores / GPUs busy on average, as logged (1 where unknown)
+    gpu_util: np.ndarray
+    text: dict  # user, account, partition, qos, gpu_type
+    pool: np.ndarray
+    predictions: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def take(self, rows: np.ndarray) -> Month:
+        """The jobs at ``rows`` (in order)."""
+        cut = {k: getattr(self, k)[rows] for k in ("id", "submit", "run", "nodes", "cpus", "mem", "gpus", "limit",
+                                                   "asked_limit", "estimate", "mem_peak", "cpu_need", "gpu_need", "logged_start",
+                                                   "cpu_util", "gpu_util", "pool")}
+        return Month(**cut, text={k: v[rows] for k, v in self.text.items()},
+                     predictions={lv: {t: a[rows] for t, a in p.items()} for lv, p in self.predictions.items()})
+
+
+@dataclass
+class Requests:
+    """Job totals a scenario replays, and how the run stretches under them."""
+
+    cpus: np.ndarray
+    mem: np.ndarray
+    gpus: np.ndarray
+    limit: np.ndarray
+    estimate: np.ndarray
+    estimate_after: np.ndarray
+    stretch: np.ndarray
+
+
+def _per_node(total: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    return -(-total // nodes)
+
+
+def _up(x: np.ndarray, unit: float) -> np.ndarray:
+    return np.ceil(x / unit) * unit
+
+
+def actual_requests(m: Month) -> Requests:
+    nan = np.full(len(m), np.nan)
+    return Requests(cpus=m.cpus.copy(), mem=m.mem.copy(), gpus=m.gpus.copy(), limit=m.limit.copy(),
+                    estimate=m.estimate.copy(), estimate_after=nan, stretch=np.ones(len(m)))
+
+
+def _sized(asked: np.ndarray, pred: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """``pred`` between ``low`` and what was asked; the request where there is no prediction."""
+    ok = np.isfinite(pred)
+    return np.where(ok, np.clip(np.maximum(pred, low), None, asked), asked).astype(np.int64)
+
+
+def _stretch(need: np.ndarray, given: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where((given > 0) & np.isfinite(need), need / given, 1.0)
+    return np.maximum(1.0, s)
+
+
+def sized_requests(m: Month, mem_pred, cpu_pred, gpu_pred, wall_pred, mode: str, mem_unit: int = GIB) -> Requests:
+    """Requests from predicted totals (NaN: keep the request) applied in ``mode``; memory per node in
+    whole ``mem_unit``."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    nan = np.full(len(m), np.nan)
+    per_node = nan if mem_pred is None else _up(mem_pred / m.nodes, mem_unit)
+    mem = np.where(m.mem > 0, _sized(m.mem, per_node * m.nodes, mem_unit * m.nodes), m.mem)
+    cpus = _sized(m.cpus, nan if cpu_pred is None else np.ceil(cpu_pred - 1e-9), m.nodes)
+    gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9), np.minimum(m.gpus, 1))
+    wall = nan if wall_pred is None else np.maximum(_up(wall_pred, 60.0), 60.0)
+    wall = np.where(np.isfinite(wall), np.minimum(wall, m.asked_limit), np.nan)
+    stretch = np.maximum(_stretch(m.cpu_need, cpus), _stretch(m.gpu_need, gpus))
+    has = np.isfinite(wall)
+    if mode == "enforce":
+        limit = np.where(has, wall, m.limit)
+        return Requests(cpus=cpus, mem=mem, gpus=gpus, limit=limit, estimate=np.where(has, wall, m.estimate),
+                        estimate_after=nan, stretch=stretch)
+    return Requests(cpus=cpus, mem=mem, gpus=gpus, limit=m.limit.copy(), estimate=np.where(has, wall, m.estimate),
+                    estimate_after=np.where(has, m.estimate, np.nan), stretch=stretch)
+
+
+def oracle_requests(m: Month) -> Requests:
+    """Requests equal to actual use (the request where use is unknown)."""
+    r = sized_requests(m, m.mem_peak, m.cpu_need, m.gpu_need, None, "enforce", mem_unit=MIB)
+    run = np.maximum(m.run, 1.0)
+    r.limit = np.minimum(run, m.limit)
+    r.estimate = r.limit.copy()
+    return r
+
+
+def requests_for(m: Month, s: Scenario) -> Requests:
+    if s.kind == "actual" or (s.kind == "rightsized" and s.predictor == "request"):
+        return actual_requests(m)
+    if s.kind == "oracle":
+        return oracle_requests(m)
+    if s.kind != "rightsized":
+        raise ValueError(f"unknown scenario kind {s.kind!r}")
+    key = s.level if s.predictor == "lightgbm" else s.predictor
+    p = m.predictions.get(key)
+    if p is None:
+        raise ValueError(f"no predictions for {key!r}")
+    return sized_requests(m, p.get("memory"), p.get("cpus"), p.get("gpus"), p.get("walltime"), s.mode)
+
+
+def _scaled_util(util: np.ndarray, asked: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """The logged share busy of what was asked, as a share of what is given (at most 1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(given == asked, util, util * asked / given)
+    return np.clip(np.where(np.isfinite(u), u, 1.0), 0, 1)
+
+
+def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_scale: float = 1.0) -> Jobs:
+    """Simulator jobs (per-node requests) for requests ``r``; ``submit`` replaces the submit times
+    (shaken inputs), ``arrival_scale`` > 1 compresses them (the same mix, arriving faster)."""
+    sub = m.submit if submit is None else submit
+    if arrival_scale != 1.0 and len(sub):
+        sub = sub.min() + (sub - sub.min()) / arrival_scale
+    n = m.nodes
+    peak = np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64)
+    order = np.lexsort((m.id, sub))
+    cols = dict(
+        id=m.id, submit=sub, run=m.run, nodes=n, cpus=_per_node(r.cpus, n), mem=r.mem // n,
+        gpus=_per_node(r.gpus, n), limit=r.limit, estimate=r.estimate, estimate_after=r.estimate_after,
+        stretch=r.stretch, mem_peak=peak // n, orig_mem=m.mem // n, orig_limit=m.limit,
+        orig_cpus=_per_node(m.cpus, n), orig_gpus=_per_node(m.gpus, n), logged_start=m.logged_start,
+        cpu_util=_scaled_util(m.cpu_util, m.cpus, r.cpus), gpu_util=_scaled_util(m.gpu_util, m.gpus, r.gpus),
+        **m.text,
+    )
+    return Jobs.from_arrays(**{k: np.asarray(v)[order] for k, v in cols.items()})

@@ -1,0 +1,54 @@
+"""Bisection over whole numbers, driven from outside (ask, replay, tell), so that the probes of many
+searches can be replayed together as one round of tasks.
+
+A search looks for the smallest ``n`` in ``[lo, hi]`` that passes, assuming that passing is monotone
+(a larger cluster, or a lighter load, never serves worse).  ``hi`` is taken to pass unless told
+otherwise; when ``hi`` itself fails the answer is ``None``.
+"""
+
+from __future__ import annotations
+
+
+class Bisection:
+    """Smallest passing whole number in ``[lo, hi]``, to within ``tol`` (the answer passes and
+    ``answer − tol`` is known to fail or is below ``lo``).  ``check_hi`` asks for ``hi`` first."""
+
+    def __init__(self, lo: int, hi: int, *, tol: int = 1, check_hi: bool = False):
+        if lo > hi:
+            raise ValueError(f"empty search range [{lo}, {hi}]")
+        self.lo = int(lo) - 1  # the largest value known to fail (lo − 1: nothing below lo counts)
+        self.hi = int(hi)      # the smallest value known (or taken) to pass
+        self.tol = max(1, int(tol))
+        self.unchecked_hi = check_hi
+        self.failed = False
+        self.tried: dict = {}  # value → passed, in the order told
+
+    def probe(self) -> int | None:
+        """The next value to replay, or ``None`` when the search is done."""
+        if self.failed:
+            return None
+        if self.unchecked_hi:
+            return self.hi
+        if self.hi - self.lo <= self.tol:
+            return None
+        return (self.lo + self.hi) // 2
+
+    def tell(self, value: int, passed: bool) -> None:
+        self.tried[value] = passed
+        if value == self.hi and self.unchecked_hi:
+            self.unchecked_hi = False
+            self.failed = not passed
+            return
+        if passed:
+            self.hi = min(self.hi, value)
+        else:
+            self.lo = max(self.lo, value)
+
+    @property
+    def answer(self) -> int | None:
+        """The smallest value found to pass (``None`` when ``hi`` fails)."""
+        return None if self.failed else self.hi
+
+    @property
+    def done(self) -> bool:
+        return self.probe() is None

@@ -1,0 +1,311 @@
+"""The sweep: every scenario replayed on the full cluster, its capacity searched, the risk levels
+weighed against their kills, the recommended level shaken for an interval, the policies compared.
+
+Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask);
+tasks are handed out in rounds and their answers read in task order, so the result does not depend on
+how they were scheduled.  The figures are plain dicts; :mod:`.outputs` writes them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from simulator import SimResult, metrics
+from simulator.records import Cluster
+
+from .capacity import Headroom, PoolSearch, Target, occupancy_guess, pool_nodes, run_searches, scaled_counts
+from .replays import Replay, Setting, run, summarise
+from .scenarios import MODES, Scenario
+from .shaking import interval
+
+DEFAULT_RISK = (0.5, 0.8, 0.9, 0.95, 0.99)
+HOURS_PER_YEAR = 8766.0
+POLICIES = ("fifo", "easy", "fairshare", "budget")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to sweep (``reclaim whatif``'s options; defaults in docs/whatif.md)."""
+
+    risk: tuple = DEFAULT_RISK
+    modes: tuple = MODES
+    predictor: str = "lightgbm"
+    backfill_order: str = "fcfs"
+    policy: str = "easy"
+    capacity_search: bool = True
+    headroom: bool = True
+    replicates: int = 10
+    tolerance: float = 0.01
+    seed: int = 0
+    policies: tuple = POLICIES
+
+
+@dataclass
+class Sweep:
+    """What a sweep found: per scenario its metrics on the full cluster (``full``), its per-job records
+    (``jobs``), its capacity (``capacity``), the trade-off rows, the recommendation, the intervals, the
+    headroom and the policy what-ifs; ``stages`` holds the seconds each stage took."""
+
+    scenarios: list
+    full: dict = field(default_factory=dict)
+    pools_full: dict = field(default_factory=dict)
+    jobs: dict = field(default_factory=dict)
+    capacity: dict = field(default_factory=dict)
+    tradeoff: list = field(default_factory=list)
+    recommended: str | None = None
+    shaken: dict = field(default_factory=dict)
+    headroom: dict = field(default_factory=dict)
+    policies: dict = field(default_factory=dict)
+    stages: dict = field(default_factory=dict)
+    replays: int = 0
+
+
+def scenarios_for(options: Options) -> list:
+    """``actual``, ``oracle`` and the right-sized scenarios the options ask for."""
+    out = [Scenario("actual"), Scenario("oracle")]
+    if options.predictor == "lightgbm":
+        out += [Scenario("rightsized", level=float(q), mode=m) for q in options.risk for m in options.modes]
+    else:
+        out += [Scenario("rightsized", mode=m, predictor=options.predictor) for m in options.modes]
+    return out
+
+
+def pools_of(setting: Setting) -> list:
+    """Pools replayed apart (numbers), or ``[None]``: one cluster, or jobs any node may run."""
+    c = setting.cluster
+    if not isinstance(c, Cluster) or len(c.pools()) == 1 or (setting.month.pool < 0).any():
+        return [None]
+    return [k for k in range(len(c.pools())) if (setting.month.pool == k).any()]
+
+
+class _Replayer:
+    """Runs rounds of replays through the runner and counts them."""
+
+    def __init__(self, runner, setting: Setting):
+        self.runner = runner
+        self.shared = runner.share(setting)
+        self.count = 0
+
+    def __call__(self, tasks: list) -> list:
+        self.count += len(tasks)
+        return self.runner.map(run, tasks, self.shared)
+
+
+def _merge(results: list, cluster) -> dict:
+    merged = SimResult.concat(results)
+    return summarise(merged, cluster), merged
+
+
+def full_round(scns: list, pools: list, replay, setting: Setting, options: Options, *, shake=None) -> tuple:
+    """Every scenario on every pool at full size: ``(merged metrics, per-pool metrics, merged results)``."""
+    tasks = [Replay(s, pool=p, shake=shake, keep_jobs=True, policy=options.policy) for s in scns for p in pools]
+    out = replay(tasks)
+    full, per_pool, jobs = {}, {}, {}
+    for k, s in enumerate(scns):
+        got = out[k * len(pools):(k + 1) * len(pools)]
+        parts = [g["result"] for g in got]
+        per_pool[s.name] = {p: _pool_metrics(r) for p, r in zip(pools, parts, strict=True)}
+        full[s.name], _ = _merge(parts, setting.cluster)
+        jobs[s.name] = {c: np.concatenate([g["jobs"][c] for g in got]) for c in got[0]["jobs"]}
+    return full, per_pool, jobs
+
+
+def _pool_metrics(result) -> dict:
+    m = metrics(result)
+    m.pop("gpu_hours_by_account", None)
+    m["gave_up"] = bool(result.gave_up)
+    return m
+
+
+def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options,
+                    *, shake=None, targets=None) -> dict:
+    """Per scenario: ``{pool: smallest passing node count or None}``."""
+    targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
+    searches, answers = [], {}
+    for s in scns:
+        answers[s.name] = {}
+        for p in pools:
+            n = pool_nodes(setting.cluster, p)
+            m = per_pool[s.name][p]
+            if not targets[p].met(m):
+                answers[s.name][p] = None  # it misses today's service even on the full pool
+                continue
+            base = Replay(s, pool=p, shake=shake, policy=options.policy)
+            searches.append(PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m)))
+    run_searches(searches, setting.cluster, replay)
+    for srch in searches:
+        answers[srch.key[0]][srch.key[1]] = srch.answer
+    return answers
+
+
+def capacity_rows(name: str, found: dict, setting: Setting, prices: dict) -> dict:
+    """Nodes kept per group, nodes recovered, the share of the cluster, and dollars by price book."""
+    cluster = setting.cluster
+    total = pool_nodes(cluster, None)
+    groups = getattr(cluster, "groups", None)
+    kept: dict = {g.name: g.count for g in groups} if groups else {"procs": total}
+    missed = [p for p, n in found.items() if n is None]
+    for p, n in found.items():
+        if n is not None:
+            kept.update(dict(scaled_counts(cluster, p, n)))
+    full_counts = {g.name: g.count for g in groups} if groups else {"procs": total}
+    recovered = {g: full_counts[g] - kept[g] for g in full_counts}
+    nodes = sum(recovered.values())
+    dollars = {}
+    for book, per_node in prices.items():
+        hourly = sum(recovered[g] * per_node.get(g, 0.0) for g in recovered)
+        dollars[book] = {"usd_per_month": hourly * HOURS_PER_YEAR / 12.0, "usd_per_year": hourly * HOURS_PER_YEAR}
+    return {"scenario": name, "nodes_total": total, "nodes_kept": total - nodes, "nodes_recovered": nodes,
+            "share_recovered": nodes / total if total else 0.0, "kept_by_group": kept,
+            "recovered_by_group": recovered, "pools_missing_service": missed, "dollars": dollars}
+
+
+def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> tuple:
+    """Recovery against failure cost per right-sized scenario, and the recommended one: the most nodes
+    recovered whose kills stay at or under ``tolerance`` of jobs (ties: the safer, higher level)."""
+    rows = []
+    for s in scns:
+        if s.kind != "rightsized":
+            continue
+        m = full[s.name]
+        kills = m["kills_oom"] + m["kills_timeout"]
+        cap = capacity.get(s.name)
+        rows.append({
+            "scenario": s.name, "level": s.level, "mode": s.mode, "predictor": s.predictor,
+            "nodes_recovered": None if cap is None else cap["nodes_recovered"],
+            "share_recovered": None if cap is None else cap["share_recovered"],
+            "kills": kills, "kills_per_1000_jobs": 1000.0 * kills / max(1, m["jobs"]),
+            "kills_oom": m["kills_oom"], "kills_timeout": m["kills_timeout"],
+            "gpu_hours_lost": m["lost_gpu_hours"], "core_hours_lost": m["lost_cpu_hours"],
+            "within_tolerance": kills <= tolerance * m["jobs"],
+        })
+    ok = [r for r in rows if r["within_tolerance"]]
+    if not ok:
+        return rows, None
+    best = max(ok, key=lambda r: (r["nodes_recovered"] or 0, r["level"] or 0.0, r["mode"] == "advise"))
+    return rows, best["scenario"]
+
+
+def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options) -> dict:
+    """The recommended scenario's capacity on ``options.replicates`` shaken copies of the month (each
+    against ``actual`` on the same copy): the nodes recovered per replicate and their 5th–95th percentile."""
+    seeds = [options.seed + 1 + r for r in range(options.replicates)]
+    both = [Scenario("actual"), scn]
+    per = {}
+    tasks = [Replay(s, pool=p, shake=seed, policy=options.policy) for seed in seeds for s in both for p in pools]
+    out = replay(tasks)
+    searches = []
+    k = 0
+    for seed in seeds:
+        per[seed] = {}
+        for s in both:
+            per[seed][s.name] = {}
+            for p in pools:
+                per[seed][s.name][p] = out[k]
+                k += 1
+    answers = {}
+    for seed in seeds:
+        targets = {p: Target.of(per[seed]["actual"][p]) for p in pools}
+        answers[seed] = {}
+        for p in pools:
+            m = per[seed][scn.name][p]
+            if not targets[p].met(m):
+                answers[seed][p] = None
+                continue
+            n = pool_nodes(setting.cluster, p)
+            base = Replay(scn, pool=p, shake=seed, policy=options.policy)
+            searches.append(PoolSearch((seed, p), base, targets[p], n, occupancy_guess(n, m)))
+    run_searches(searches, setting.cluster, replay)
+    for srch in searches:
+        answers[srch.key[0]][srch.key[1]] = srch.answer
+    recovered = {}
+    for seed, found in answers.items():
+        recovered[seed] = capacity_rows(scn.name, found, setting, {})["nodes_recovered"]
+    lo, hi = interval(list(recovered.values()))
+    return {"scenario": scn.name, "replicates": len(seeds), "shake_s": 300.0, "nodes_recovered": recovered,
+            "nodes_recovered_p5": lo, "nodes_recovered_p95": hi}
+
+
+def headroom(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options) -> dict:
+    """Per scenario: the largest arrival-rate scale (%) per pool at which the full pool keeps
+    ``actual``'s p95 wait, and the extra jobs per month that makes."""
+    targets = {p: Target.of(per_pool["actual"][p]) for p in pools}
+    hs = [Headroom((s.name, p), Replay(s, pool=p, policy=options.policy), targets[p]) for s in scns for p in pools]
+    run_searches(hs, setting.cluster, replay)
+    out = {}
+    month = setting.month
+    for s in scns:
+        rows = {}
+        extra = 0.0
+        for h in hs:
+            if h.key[0] != s.name:
+                continue
+            p = h.key[1]
+            jobs = int(len(month) if p is None else (month.pool == p).sum())
+            pct = h.answer
+            rows[p] = {"arrival_scale_pct": pct, "jobs": jobs}
+            extra += 0.0 if pct is None else jobs * (pct - 100) / 100.0
+        out[s.name] = {"pools": rows, "extra_jobs_per_month": extra}
+    return out
+
+
+def policy_whatifs(pools: list, replay, setting: Setting, options: Options) -> dict:
+    """``actual`` requests under each policy on the full cluster (merged over pools)."""
+    out = {}
+    tasks = [Replay(Scenario("actual"), pool=p, keep_jobs=True, policy=pol) for pol in options.policies for p in pools]
+    res = replay(tasks)
+    for k, pol in enumerate(options.policies):
+        parts = [res[k * len(pools) + j]["result"] for j in range(len(pools))]
+        out[pol], _ = _merge(parts, setting.cluster)
+    return out
+
+
+def shared_pool(setting: Setting, options: Options) -> dict:
+    """``actual`` on one shared pool: every job may use every node (for a month holding Kubernetes and
+    Slurm jobs, against the pools run apart as everywhere else)."""
+    open_cluster = Cluster(groups=setting.cluster.groups)
+    month = replace(setting.month, text={**setting.month.text,
+                                         "partition": np.full(len(setting.month), "", dtype=object)},
+                    pool=np.zeros(len(setting.month), dtype=np.int64))
+    res = run(Replay(Scenario("actual"), keep_jobs=True, policy=options.policy),
+                      replace(setting, cluster=open_cluster, month=month))
+    return summarise(res["result"], open_cluster)
+
+
+def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bool = False, log=None) -> Sweep:
+    """Run the whole sweep; ``prices`` maps a price book name to ``{group: USD per node-hour}``;
+    ``mixed``: the month holds Kubernetes and Slurm jobs (the shared-pool what-if is added);
+    ``log(stage, seconds)`` hears of each stage as it ends."""
+    scns = scenarios_for(options)
+    pools = pools_of(setting)
+    replay = _Replayer(runner, setting)
+    sw = Sweep(scenarios=scns)
+
+    def stage(name, fn, *args, **kwargs):
+        t = time.perf_counter()
+        value = fn(*args, **kwargs)
+        sw.stages[name] = time.perf_counter() - t
+        if log is not None:
+            log(name, sw.stages[name])
+        return value
+
+    full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options)
+    sw.full, sw.pools_full = full, per_pool
+    if options.capacity_search:
+        found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options)
+        sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in found.items()}
+    sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
+    rec = next((s for s in scns if s.name == sw.recommended), None)
+    if rec is not None and options.capacity_search and options.replicates > 0:
+        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options)
+    if options.headroom:
+        picks = [s for s in scns if s.kind == "oracle" or s.name == sw.recommended]
+        sw.headroom = stage("headroom", headroom, picks, pools, per_pool, replay, setting, options)
+    sw.policies = stage("policies", policy_whatifs, pools, replay, setting, options)
+    if mixed:
+        sw.policies["shared_pool"] = shared_pool(setting, options)
+    sw.replays = replay.count
+    return sw

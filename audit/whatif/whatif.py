@@ -1,0 +1,164 @@
+"""``reclaim whatif``: how much of this cluster could we get back, and at what risk?
+
+One orchestrator over the pieces: the month (:mod:`.month`) with its out-of-sample predictions
+(:mod:`predictors.rightsize`), the scenarios (:mod:`.scenarios`), the sweep of replays
+(:mod:`.sweep`, run by :mod:`.runner`), and the files (:mod:`.outputs`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simulator import replay_as_logged
+from simulator.records import Cluster, Pool
+
+from ..accounting.pricebook import PriceBookError, load_price_book, shipped_books
+from .month import build_month, by_level
+from .outputs import summary_of, write_outputs
+from .replays import Setting
+from .runner import Runner
+from .scenarios import PREDICTORS, actual_requests, to_jobs
+from .sweep import Options, sweep
+from .to_simulator import to_cluster
+
+TARGETS = ("memory", "cpus", "gpus", "walltime")
+
+
+@dataclass
+class WhatIfResult:
+    summary: dict
+    folder: Path | None
+    stages: dict
+    replays: int
+    runner: str
+
+
+def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None, random_state: int = 0) -> dict:
+    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``."""
+    if options.predictor not in PREDICTORS:
+        raise ValueError(f"predictor must be one of {PREDICTORS}, got {options.predictor!r}")
+    if options.predictor == "request":
+        return {}
+    if options.predictor == "last_two":
+        from predictors.rightsize import last_two
+
+        return {"last_two": {"walltime": last_two(table)}}
+    from predictors.rightsize import right_size
+
+    targets = ("walltime",) if procs is not None else TARGETS
+    frame = right_size(table, levels=options.risk, targets=targets, random_state=random_state,
+                       **rolling_options(table))
+    return by_level(frame, options.risk)
+
+
+def rolling_options(table: pd.DataFrame) -> dict:
+    """The rolling origin for the month's span: a week of history, then weekly refits; a span under two
+    weeks (a one-week pilot) is predicted from its first 30 % on, refitted daily, and calibrated on
+    100 jobs or more."""
+    t = table["submit_time"].dropna()
+    span = (t.max() - t.min()).total_seconds() / 86400.0 if len(t) else 0.0
+    if span >= 14.0:
+        return {"warmup_days": 7.0}
+    return {"warmup_days": 0.3 * span, "test_days": 1.0, "min_cal": 100}
+
+
+def node_prices(cluster, books: dict) -> dict:
+    """``{book: {group: USD per node-hour}}`` from each book's core, GiB and GPU prices."""
+    out = {}
+    for name, book in books.items():
+        if isinstance(cluster, Pool):
+            out[name] = {"procs": book.cpu.usd_per_hour}
+            continue
+        per = {}
+        for g in cluster.groups:
+            usd = g.cpus * book.cpu.usd_per_hour + g.mem_bytes / 2**30 * book.memory.usd_per_hour
+            if g.gpus:
+                try:
+                    usd += g.gpus * book.gpu_price(g.gpu_type or "").usd_per_hour
+                except PriceBookError:
+                    usd += g.gpus * book.gpu_price("").usd_per_hour
+            per[g.name] = usd
+        out[name] = per
+    return out
+
+
+def price_books(chosen=None) -> dict:
+    """The chosen book (default cloud-on-demand) and the shipped books beside it, by name."""
+    books = {}
+    main = load_price_book(chosen)
+    books[main.name] = main
+    for name in shipped_books():
+        b = load_price_book(name)
+        books.setdefault(b.name, b)
+    return books
+
+
+def budget_shares(table: pd.DataFrame) -> dict:
+    """Each account's share of the month's GPU-hours held (its budget under the budget policy)."""
+    hours = pd.to_numeric(table["alloc_gpus"], errors="coerce").fillna(0) * \
+        pd.to_numeric(table["elapsed_s"], errors="coerce").fillna(0)
+    by = hours.groupby(table["account"].astype("string").fillna("")).sum()
+    total = float(by.sum())
+    return {str(k): float(v) / total for k, v in by.items() if v > 0} if total > 0 else {}
+
+
+def fidelity(setting: Setting, actual: dict) -> dict:
+    """Simulated ``actual`` against the logged schedule of the same jobs: mean wait and occupancy."""
+    month = setting.month
+    jobs = to_jobs(month, actual_requests(month))
+    logged = replay_as_logged(jobs, setting.cluster)
+    from simulator import metrics
+
+    lm = metrics(logged)
+    out = {"simulated_mean_wait_s": actual["mean_wait_s"], "logged_mean_wait_s": float(np.nanmean(logged.wait))
+           if np.isfinite(logged.wait).any() else None}
+    for r in ("cpus", "mem", "gpus"):
+        out[f"simulated_occupancy_{r}"] = actual[f"occupancy_{r}"]
+        out[f"logged_occupancy_{r}"] = lm[f"occupancy_{r}"]
+    return out
+
+
+def _log_stage(name: str, seconds: float) -> None:
+    sys.stderr.write(f"what-if: {name} {seconds:.1f} s\n")
+    sys.stderr.flush()
+
+
+def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None, out=None,
+           options: Options | None = None, price_book=None, scheduler: str | None = None, serial: bool = False,
+           workers: int | None = None, quiet: bool = False, random_state: int = 0) -> WhatIfResult:
+    """Replay the month under every scenario and find what can be recovered; write ``out/whatif/``."""
+    import time
+
+    options = options or Options()
+    log = None if quiet else _log_stage
+    if procs is None and cluster_shape is None:
+        raise ValueError("no cluster shape: pass a cluster-shape TOML or --procs P")
+    cluster = Pool(int(procs)) if procs else to_cluster(cluster_shape)
+    t = time.perf_counter()
+    preds = predictions_for(table, options, procs=procs, random_state=random_state)
+    stages = {"predictions": time.perf_counter() - t}
+    if log:
+        log("predictions", stages["predictions"])
+    month, dropped = build_month(table, cluster, preds, procs=procs)
+    shares = budget_shares(table)
+    setting = Setting(month=month, cluster=cluster, shares=shares, backfill_order=options.backfill_order,
+                      kill_at_limit=procs is None)
+    books = price_books(price_book)
+    sources = set(table["source"].astype("string").fillna("").unique().tolist()) if "source" in table else set()
+    mixed = any(s.startswith(("k8s", "alibaba")) for s in sources) and any(s.startswith("sacct") for s in sources)
+    with Runner(scheduler, serial=serial, workers=workers, progress=None if not quiet else False) as runner:
+        sw = sweep(setting, runner, options, node_prices(cluster, books), mixed=isinstance(cluster, Cluster) and mixed,
+                   log=log)
+        kind = runner.kind
+    stages.update(sw.stages)
+    summary = summary_of(sw, setting, options, dropped=dropped, fidelity=fidelity(setting, sw.full["actual"]),
+                         books={n: b.to_dict() for n, b in books.items()}, chosen=next(iter(books)))
+    folder = None
+    if out is not None:
+        folder = write_outputs(Path(out), sw, summary)
+    return WhatIfResult(summary=summary, folder=folder, stages=stages, replays=sw.replays, runner=kind)

@@ -1,0 +1,107 @@
+"""Recoverable capacity on hand-built months, every figure worked by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.job_table import conform
+from audit.whatif.month import build_month
+from audit.whatif.replays import Replay, Setting, run
+from audit.whatif.runner import Runner
+from audit.whatif.scenarios import Scenario, requests_for
+from audit.whatif.search import Bisection
+from audit.whatif.sweep import Options, sweep
+from simulator import Cluster, NodeGroup, Partition
+
+GB = 1024**3
+T0 = pd.Timestamp("2026-10-05", tz="UTC")
+S = pd.Timedelta(seconds=1)
+
+
+def table(rows):
+    """rows: (job, submit s, run s, cpus, mem GiB asked, peak GiB, cpu s used)."""
+    return conform(pd.DataFrame({
+        "job_id": [str(r[0]) for r in rows], "job_id_raw": [str(r[0]) for r in rows],
+        "user": "u", "account": "a", "partition": "cpu", "state": "COMPLETED",
+        "submit_time": [T0 + r[1] * S for r in rows], "start_time": [T0 + r[1] * S for r in rows],
+        "end_time": [T0 + (r[1] + r[2]) * S for r in rows], "elapsed_s": [r[2] for r in rows],
+        "time_limit_s": 3600, "req_nodes": 1, "alloc_nodes": 1, "req_cpus": [r[3] for r in rows],
+        "alloc_cpus": [r[3] for r in rows], "req_mem_bytes": [r[4] * GB for r in rows],
+        "alloc_mem_bytes": [r[4] * GB for r in rows], "req_gpus": 0, "alloc_gpus": 0,
+        "mem_peak_bytes": [r[5] * GB for r in rows], "cpu_used_s": [float(r[6]) for r in rows],
+    }))
+
+
+CLUSTER = Cluster(groups=(NodeGroup("n", 2, cpus=4, mem_bytes=8 * GB),), partitions=(Partition("cpu", ("n",)),))
+# USD per node-hour: 4 cores at 0.05 and 8 GiB at 0.005
+PRICES = {"book": {"n": 4 * 0.05 + 8 * 0.005}}
+
+
+def sharing_month():
+    # A and B ask 1 core and 6 GiB each and peak at 2 GiB, both submitted at 0 for 100 s: as asked,
+    # two 8 GiB nodes hold them at once and one node cannot (6 + 6 > 8), so B would wait 100 s.
+    t = table([(1, 0, 100, 1, 6, 2, 100), (2, 0, 100, 1, 6, 2, 100)])
+    preds = {0.9: {"memory": np.array([3 * GB, 3 * GB], dtype=float)}}  # 3 + 3 ≤ 8: they share a node
+    month, _ = build_month(t, CLUSTER, preds)
+    return Setting(month=month, cluster=CLUSTER)
+
+
+def test_right_sized_memory_lets_two_jobs_share_a_node_and_frees_one():
+    setting = sharing_month()
+    opts = Options(risk=(0.9,), modes=("enforce",), replicates=0, headroom=False, policies=("easy",))
+    with Runner(serial=True) as runner:
+        sw = sweep(setting, runner, opts, PRICES)
+    # actual on one node: B waits 100 s > today's p95 of 0 s, so actual keeps both nodes
+    assert sw.capacity["actual"]["nodes_kept"] == 2 and sw.capacity["actual"]["nodes_recovered"] == 0
+    for name in ("oracle", "rightsized@0.9/enforce"):
+        cap = sw.capacity[name]
+        assert (cap["nodes_kept"], cap["nodes_recovered"], cap["share_recovered"]) == (1, 1, 0.5)
+        assert cap["dollars"]["book"]["usd_per_month"] == pytest.approx(0.24 * 8766 / 12)
+        assert cap["dollars"]["book"]["usd_per_year"] == pytest.approx(0.24 * 8766)
+    assert sw.full["rightsized@0.9/enforce"]["kills_oom"] == 0
+    assert sw.recommended == "rightsized@0.9/enforce"
+
+
+def test_a_job_under_sized_at_the_median_is_killed_rerun_and_its_lost_hours_counted():
+    # One job: 1 core, asks 6 GiB, peaks at 2 GiB, runs 100 s.  At q = 0.5 it is given 1 GiB: use grows
+    # linearly to 2 GiB, so it crosses 1 GiB at 100 × 1/2 = 50 s and is killed OUT_OF_MEMORY; re-run with
+    # its 6 GiB it completes at 50 + 100 = 150 s.  Lost: 50 s of 1 core and of 1 GiB.
+    t = table([(1, 0, 100, 1, 6, 2, 100)])
+    month, _ = build_month(t, CLUSTER, {0.5: {"memory": np.array([GB], dtype=float)}})
+    setting = Setting(month=month, cluster=CLUSTER)
+    res = run(Replay(Scenario("rightsized", level=0.5), keep_jobs=True), setting)
+    jobs = res["jobs"]
+    assert jobs["kills_oom"].tolist() == [1] and jobs["attempts"].tolist() == [2]
+    assert jobs["end_s"].tolist() == [150.0] and jobs["req_mem_bytes"].tolist() == [GB]
+    m = run(Replay(Scenario("rightsized", level=0.5)), setting)
+    assert m["kills_oom"] == 1 and m["reruns"] == 1
+    assert m["lost_cpu_hours"] == pytest.approx(50 / 3600)
+    assert m["lost_mem_gib_hours"] == pytest.approx(50 / 3600)
+    assert m["core_hours_held"] == pytest.approx(150 / 3600)
+
+
+def test_requests_never_exceed_what_was_asked_and_round_up():
+    t = table([(1, 0, 100, 4, 6, 2, 150), (2, 0, 100, 4, 6, 2, 150)])
+    preds = {0.9: {"memory": np.array([2.5 * GB, 9 * GB]), "cpus": np.array([1.2, 7.0]),
+                   "walltime": np.array([61.0, 1e9])}}
+    month, _ = build_month(t, CLUSTER, preds)
+    for mode in ("enforce", "advise"):
+        r = requests_for(month, Scenario("rightsized", level=0.9, mode=mode))
+        assert r.mem.tolist() == [3 * GB, 6 * GB]             # whole GiB; never above the 6 GiB asked
+        assert r.cpus.tolist() == [2, 4]                       # whole cores, up; never above the 4 asked
+        assert r.stretch.tolist() == [1.0, 1.0]                # 1.5 cores busy: 2 cores keep the pace
+    enforce = requests_for(month, Scenario("rightsized", level=0.9))
+    assert enforce.limit.tolist() == [120.0, 3600.0]           # whole minutes; never above the hour asked
+    advise = requests_for(month, Scenario("rightsized", level=0.9, mode="advise"))
+    assert advise.limit.tolist() == [3600.0, 3600.0] and advise.estimate.tolist() == [120.0, 3600.0]
+    assert advise.estimate_after.tolist() == [3600.0, 3600.0]
+
+
+def test_bisection_finds_the_smallest_passing_value():
+    b = Bisection(1, 100)
+    while (n := b.probe()) is not None:
+        b.tell(n, n >= 37)
+    assert b.answer == 37 and len(b.tried) <= 7
+    checked = Bisection(1, 10, check_hi=True)
+    checked.tell(checked.probe(), False)
+    assert checked.answer is None and checked.done
