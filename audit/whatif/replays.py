@@ -70,8 +70,11 @@ def job_pools(cluster: Cluster, partition: np.ndarray) -> np.ndarray:
 
 
 def policy_for(name: str, setting: Setting):
-    if name == "easy" and setting.backfill_order == "sjf":
+    """The policy ``name``; ``easy-sjf`` (or ``easy`` with the setting's ``sjf`` order) backfills shortest first."""
+    if name == "easy-sjf" or (name == "easy" and setting.backfill_order == "sjf"):
         return EASY(backfill_order="sjf")
+    if name == "easy-fcfs":
+        return EASY()
     return make_policy(name, shares=setting.shares)
 
 

@@ -253,9 +253,11 @@ def headroom(scns: list, pools: list, per_pool: dict, replay, setting: Setting, 
 
 
 def policy_whatifs(pools: list, replay, setting: Setting, options: Options) -> dict:
-    """``actual`` requests under each policy on the full cluster (merged over pools)."""
+    """``actual`` requests under each policy on the full cluster (merged over pools); EASY backfills in
+    queue order here, as schedulers do by default, whatever order the scenarios use."""
     out = {}
-    tasks = [Replay(Scenario("actual"), pool=p, keep_jobs=True, policy=pol) for pol in options.policies for p in pools]
+    names = ["easy-fcfs" if pol == "easy" else pol for pol in options.policies]
+    tasks = [Replay(Scenario("actual"), pool=p, keep_jobs=True, policy=pol) for pol in names for p in pools]
     res = replay(tasks)
     for k, pol in enumerate(options.policies):
         parts = [res[k * len(pools) + j]["result"] for j in range(len(pools))]

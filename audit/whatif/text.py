@@ -26,6 +26,8 @@ def whatif_text(summary: dict, folder=None) -> str:
     if rec is None:
         lines.append(f"No right-sized scenario keeps kills within the tolerance "
                      f"({summary['options']['tolerance']:.1%} of jobs): nothing to recommend.")
+    elif rec.get("nodes_recovered") is None:
+        lines.append(f"Recommended: {rec['scenario']} (capacity not searched: run without --no-capacity-search).")
     else:
         d = (rec.get("dollars") or {}).get(book, {})
         span = ""
@@ -34,9 +36,16 @@ def whatif_text(summary: dict, folder=None) -> str:
         lines.append(f"Recommended: {rec['scenario']}: {rec['nodes_recovered']} of {nodes} nodes recoverable "
                      f"({rec['share_recovered']:.1%}){span}, {usd(d.get('usd_per_month'))}/month, "
                      f"{usd(d.get('usd_per_year'))}/year at {book}.")
+    if rec is not None:
         lines.append(f"  Failure cost: {rec['kills_per_1000_jobs']:.1f} kills per 1,000 jobs "
                      f"({rec['kills_oom']} out of memory, {rec['kills_timeout']} time limit), "
                      f"{rec['gpu_hours_lost']:,.0f} GPU-h and {rec['core_hours_lost']:,.0f} core-h lost.")
+    pol = summary.get("policies") or {}
+    if pol:
+        lines.append("")
+        lines.append("Policies (requests as made): " + "; ".join(
+            f"{name} p95 wait {duration(m['p95_wait_s'])}, slowdown {m['mean_bounded_slowdown']:.2f}"
+            for name, m in pol.items()))
     lines.append("")
     lines.append(f"{'scenario':<28} {'p95 wait':>13} {'mean wait':>13} {'slowdown':>9} {'kills':>7} "
                  f"{'nodes back':>10}")

@@ -1,0 +1,80 @@
+"""The what-if sweep on the generated week (sample_traces/week), held to its planted truth (truth.json),
+and on KTH-SP2 against Tsafrir, Etsion & Feitelson's EASY++ result."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit.ingest import ingest, read_table
+from audit.whatif import Options, whatif
+
+ROOT = Path(__file__).resolve().parents[2]
+WEEK = ROOT / "sample_traces" / "week"
+KTH = ROOT / ".." / "shared" / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory):
+    store = tmp_path_factory.mktemp("week")
+    ingest([WEEK], store)
+    table, shape = read_table([store])
+    opts = Options(replicates=2, headroom=False, policies=("easy",))
+    result = whatif(table, cluster_shape=shape, out=store, options=opts, serial=True, quiet=True)
+    return result, store
+
+
+def test_oracle_recovers_at_least_as_much_as_every_level(week):
+    cap = week[0].summary["capacity"]
+    rightsized = [v["nodes_recovered"] for k, v in cap.items() if k.startswith("rightsized@")]
+    assert len(rightsized) == 10 and all(cap["oracle"]["nodes_recovered"] >= n for n in rightsized)
+
+
+def test_kills_rise_as_the_level_falls(week):
+    s = week[0].summary["scenarios"]
+    for mode in ("enforce", "advise"):
+        kills = [s[f"rightsized@{q}/{mode}"]["kills_oom"] + s[f"rightsized@{q}/{mode}"]["kills_timeout"]
+                 for q in (0.99, 0.95, 0.9, 0.8, 0.5)]
+        assert kills == sorted(kills) and kills[0] < kills[-1], (mode, kills)
+    assert s["actual"]["kills_oom"] + s["actual"]["kills_timeout"] == 0
+    assert s["oracle"]["kills_oom"] + s["oracle"]["kills_timeout"] == 0
+
+
+def test_oracle_memory_held_falls_by_the_planted_unused_share(week):
+    truth = json.loads((WEEK / "truth.json").read_text())["totals"]
+    s = week[0].summary["scenarios"]
+    planted = truth["mem_gib_hours_peak"] / truth["mem_gib_hours_alloc"]
+    held = s["oracle"]["mem_gib_hours_held"] / s["actual"]["mem_gib_hours_held"]
+    assert held == pytest.approx(planted, rel=0.01)
+
+
+def test_files_and_stable_keys(week):
+    result, store = week
+    folder = store / "whatif"
+    for name in ("summary.json", "scenarios.parquet", "jobs.parquet", "capacity.csv", "tradeoff.csv"):
+        assert (folder / name).exists(), name
+    s = json.loads((folder / "summary.json").read_text())
+    assert set(s) >= {"scenarios", "capacity", "tradeoff", "recommended", "shaken", "fidelity", "policies"}
+    import pandas as pd
+
+    jobs = pd.read_parquet(folder / "jobs.parquet")
+    assert len(jobs) == 12 * s["jobs"] and jobs["scenario"].nunique() == 12
+    assert len(pd.read_parquet(folder / "scenarios.parquet")) == 12
+    rec = s["recommended"]
+    assert rec is None or rec["kills"] <= 0.01 * s["jobs"]
+    assert s["fidelity"]["logged_mean_wait_s"] > 0
+
+
+@pytest.mark.shared
+def test_easy_plus_plus_improves_bounded_slowdown_on_kth_sp2():
+    if not KTH.exists():
+        pytest.skip(f"{KTH} not present")
+    table, _ = read_table([KTH])
+    opts = Options(predictor="last_two", modes=("advise",), backfill_order="sjf", capacity_search=False,
+                   replicates=0, headroom=False, policies=("easy",))
+    s = whatif(table, procs=100, options=opts, serial=True, quiet=True).summary
+    easy = s["policies"]["easy"]
+    plus = s["scenarios"]["rightsized@last_two/advise"]
+    assert easy["mean_wait_s"] == pytest.approx(6_427.5, rel=0.01)  # the PROVENANCE reference for EASY
+    assert plus["mean_bounded_slowdown"] < 0.8 * easy["mean_bounded_slowdown"]
+    assert plus["mean_wait_s"] < easy["mean_wait_s"]
