@@ -52,15 +52,22 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
               help="Cluster shape TOML (default: one found among the inputs).")
-def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape) -> None:
-    """Ingest, account and write the report (PDF, HTML, JSON) into DIR."""
+@click.option("--whatif/--no-whatif", default=True, show_default=True,
+              help="Run the what-if sweep (recoverable capacity; needs a cluster shape).")
+@click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
+@click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
+@click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
+def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, scheduler, serial, quiet) -> None:
+    """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON) into DIR."""
     from .accounting import PriceBookError
     from .pipeline import audit as run_audit
 
     try:
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
-                           cluster_shape=cluster_shape)
-    except (InputError, PriceBookError) as exc:
+                           cluster_shape=cluster_shape, whatif=whatif,
+                           whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
+                           log=None if quiet else lambda text: click.echo(text, err=True))
+    except (InputError, PriceBookError, ValueError) as exc:
         _fail(exc)
     click.echo(f"report: {result.report_pdf}")
 
@@ -184,7 +191,7 @@ def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, p
     """Replay the month under right-sized requests at every risk level and find the capacity to recover."""
     import json
 
-    from .accounting.pricebook import PriceBookError
+    from .accounting import PriceBookError
     from .pipeline import whatif as run_whatif
     from .whatif import whatif_text
 

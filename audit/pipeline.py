@@ -32,27 +32,38 @@ def generated_at() -> str:
 
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-          price_book=None, cluster_shape=None) -> AuditResult:
+          price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
+          log=None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
-    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.
+    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
+    (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
+    :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
     """
     from reports.context import build_context
     from reports.render import render_report
-    from reports.sections import account_sections
+    from reports.sections import account_sections, whatif_section
 
     out = Path(out)
     ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
     shape = cluster_shape or ing.cluster_shape
     acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
     write_account(acc, out)
+    sections = account_sections(acc)
+    if whatif and shape is not None:
+        from .whatif import whatif as run_whatif
+
+        result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=price_book, **(whatif_options or {}))
+        sections["replay"] = whatif_section(result.summary)
+    elif whatif and log is not None:
+        log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
     summary = acc.summary
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
         dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
     ]
     context = build_context(summary, ledger, acc.efficiency, {"generated_at": generated_at(), "version": __version__},
-                            sections=account_sections(acc))
+                            sections=sections)
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
 

@@ -114,3 +114,44 @@ def account_sections(result) -> dict:
         if block is not None:
             out[name] = block
     return out
+
+
+def whatif_section(whatif: dict) -> dict:
+    """Recoverable capacity from ``whatif/summary.json``: the recommendation, the trade-off over the risk
+    levels, each scenario's service and capacity, and the fidelity line."""
+    rec = whatif.get("recommended")
+    book = whatif.get("price_book")
+    nodes = whatif["cluster"]["nodes"]
+    if rec is None:
+        intro = (f"No right-sized scenario keeps kills within {whatif['options']['tolerance']:.1%} of jobs, "
+                 "so no level is recommended.")
+    elif rec.get("nodes_recovered") is None:
+        intro = f"Recommended level: {rec['scenario']} (the capacity search was not run)."
+    else:
+        usd = (rec.get("dollars") or {}).get(book) or {}
+        intro = (f"Recommended: {rec['scenario']}, {rec['nodes_recovered']} of {nodes} nodes recoverable "
+                 f"({rec['share_recovered']:.1%}), {usd.get('usd_per_month', 0):,.0f} USD a month at {book}, "
+                 f"for {rec['kills_per_1000_jobs']:.1f} kills per 1,000 jobs.")
+        if rec.get("nodes_recovered_p5") is not None:
+            intro += (f" Over {whatif['shaken']['replicates']} shaken copies of the month: "
+                      f"{rec['nodes_recovered_p5']:.0f}-{rec['nodes_recovered_p95']:.0f} nodes (5th-95th percentile).")
+    trade = [[r["scenario"], r["nodes_recovered"], r["share_recovered"], r["kills_per_1000_jobs"],
+              r["gpu_hours_lost"], "yes" if r["within_tolerance"] else "no"] for r in whatif.get("tradeoff", [])]
+    cap = whatif.get("capacity") or {}
+    scen = [[name, s["p95_wait_s"], s["mean_bounded_slowdown"], s["occupancy_cpus"], s["occupancy_gpus"],
+             (cap.get(name) or {}).get("nodes_recovered")] for name, s in whatif["scenarios"].items()]
+    f = whatif.get("fidelity") or {}
+    tables = [
+        {"caption": "Capacity recovered against failure cost, by risk level",
+         "columns": ["scenario", "nodes recovered", "share", "kills per 1,000 jobs", "GPU-h lost", "within tolerance"],
+         "rows": trade},
+        {"caption": "Service and capacity per scenario (p95 wait in seconds)",
+         "columns": ["scenario", "p95 wait s", "bounded slowdown", "CPU occ.", "GPU occ.", "nodes recovered"],
+         "rows": scen},
+        {"caption": "Fidelity: the replay of the requests as made against the logged schedule",
+         "columns": ["figure", "simulated", "logged"],
+         "rows": [["mean wait s", f.get("simulated_mean_wait_s"), f.get("logged_mean_wait_s")],
+                  ["CPU occupancy", f.get("simulated_occupancy_cpus"), f.get("logged_occupancy_cpus")],
+                  ["GPU occupancy", f.get("simulated_occupancy_gpus"), f.get("logged_occupancy_gpus")]]},
+    ]
+    return {"title": "Recoverable capacity", "intro": intro, "tables": tables}

@@ -64,3 +64,17 @@ def test_waste_columns_documented():
 
 def test_cluster_shape_keys_documented():
     assert _documented("The cluster shape (`cluster.toml`)") == {*SHAPE_KEYS, *GROUP_KEYS, *PARTITION_KEYS}
+
+
+def test_whatif_keys_documented():
+    from audit.whatif.outputs import SCENARIO_KEYS
+
+    top = {"jobs", "dropped", "cluster", "options", "prediction_coverage", "fidelity", "scenarios", "capacity",
+           "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book", "price_books", "replays"}
+    section = _section("What-if (`whatif/summary.json`)")
+    found = set()
+    for cell in re.findall(r"^\| (`[^|]+`) \|", section, flags=re.M):
+        found.update(re.findall(r"`([^`]+)`", cell))
+    assert top | set(SCENARIO_KEYS) | {"gpu_types", "wait_passes", "gpu_hours_by_account", "wait_percentiles_s",
+                                        "nodes_recovered", "kept_by_group", "pools_missing_service", "dollars",
+                                        "kills_per_1000_jobs", "within_tolerance"} <= found

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from simulator.records import Cluster, Pool
 
 from .replays import Replay, pool_cluster
-from .search import Bisection
+from .search import Bisection, Gallop
 
 EPS = 1e-9  # float noise allowed when comparing a replay's service with its target
 
@@ -62,22 +62,27 @@ def pool_nodes(cluster, pool: int | None) -> int:
 
 @dataclass
 class PoolSearch:
-    """The smallest node count of one pool on which ``base`` (a replay of the full pool) keeps ``target``."""
+    """The smallest node count of one pool on which ``base`` (a replay of the full pool) keeps ``target``:
+    by bisection from a first ``guess`` (the full pool known to pass), or, given ``near`` (an answer
+    known to be close), outward from it (:class:`.search.Gallop`; the full pool then is not assumed)."""
 
     key: tuple
     base: Replay
     target: Target
     nodes: int
     guess: int
-    bisection: Bisection = field(init=False)
+    near: int | None = None
+    bisection: object = field(init=False)
     results: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        self._first = None
+        if self.near is not None:
+            self.bisection = Gallop(1, self.nodes, min(max(1, self.near), self.nodes))
+            return
         self.bisection = Bisection(1, self.nodes)
         if 1 <= self.guess < self.nodes:
             self._first = self.guess
-        else:
-            self._first = None
 
     def probe(self) -> int | None:
         if self._first is not None:

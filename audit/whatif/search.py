@@ -52,3 +52,57 @@ class Bisection:
     @property
     def done(self) -> bool:
         return self.probe() is None
+
+
+class Gallop:
+    """The smallest passing whole number in ``[lo, hi]`` searched outward from a ``guess`` (an answer
+    known to be close, such as the unshaken one for a shaken copy): steps of 1, 2, 4 … down while it
+    passes or up while it fails, then bisection between the last failing and first passing values.
+    ``hi`` is taken to pass unless probed and found failing (then the answer is ``None``)."""
+
+    def __init__(self, lo: int, hi: int, guess: int):
+        if not lo <= guess <= hi:
+            raise ValueError(f"guess {guess} outside [{lo}, {hi}]")
+        self.floor, self.ceil = int(lo), int(hi)
+        self.lo: int | None = None  # largest value known to fail
+        self.hi: int | None = None  # smallest value known to pass
+        self.step = 1
+        self.next: int | None = int(guess)
+        self.failed = False
+        self.tried: dict = {}
+
+    def probe(self) -> int | None:
+        if self.failed:
+            return None
+        if self.next is not None:
+            return self.next
+        lo = self.floor - 1 if self.lo is None else self.lo
+        if self.hi is None or self.hi - lo <= 1:
+            return None
+        return (lo + self.hi) // 2
+
+    def tell(self, value: int, passed: bool) -> None:
+        self.tried[value] = passed
+        galloping = self.next == value
+        if passed:
+            self.hi = value if self.hi is None else min(self.hi, value)
+        else:
+            self.lo = value if self.lo is None else max(self.lo, value)
+            if value >= self.ceil:
+                self.failed = True
+        self.next = None
+        if not galloping:
+            return
+        if passed and self.lo is None and value > self.floor:  # still passing: go down
+            self.next = max(self.floor, value - self.step)
+        elif not passed and self.hi is None and value < self.ceil:  # still failing: go up
+            self.next = min(self.ceil, value + self.step)
+        self.step *= 2
+
+    @property
+    def answer(self) -> int | None:
+        return None if self.failed else self.hi
+
+    @property
+    def done(self) -> bool:
+        return self.probe() is None

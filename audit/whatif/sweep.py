@@ -19,7 +19,7 @@ from simulator.records import Cluster
 from .capacity import Headroom, PoolSearch, Target, occupancy_guess, pool_nodes, run_searches, scaled_counts
 from .replays import Replay, Setting, run, summarise
 from .scenarios import MODES, Scenario
-from .shaking import interval
+from .shaking import SHAKE_S, interval
 
 DEFAULT_RISK = (0.5, 0.8, 0.9, 0.95, 0.99)
 HOURS_PER_YEAR = 8766.0
@@ -189,43 +189,27 @@ def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> t
     return rows, best["scenario"]
 
 
-def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options) -> dict:
-    """The recommended scenario's capacity on ``options.replicates`` shaken copies of the month (each
-    against ``actual`` on the same copy): the nodes recovered per replicate and their 5th–95th percentile."""
+def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options, found: dict) -> dict:
+    """The recommended scenario's capacity on ``options.replicates`` shaken copies of the month, each
+    against ``actual`` on the same copy, searched outward from the unshaken answer (``found``: pool →
+    nodes): the nodes recovered per replicate and their 5th–95th percentile."""
     seeds = [options.seed + 1 + r for r in range(options.replicates)]
-    both = [Scenario("actual"), scn]
-    per = {}
-    tasks = [Replay(s, pool=p, shake=seed, policy=options.policy) for seed in seeds for s in both for p in pools]
-    out = replay(tasks)
+    out = replay([Replay(Scenario("actual"), pool=p, shake=seed, policy=options.policy) for seed in seeds for p in pools])
+    targets = {seed: {p: Target.of(out[k * len(pools) + j]) for j, p in enumerate(pools)} for k, seed in enumerate(seeds)}
     searches = []
-    k = 0
     for seed in seeds:
-        per[seed] = {}
-        for s in both:
-            per[seed][s.name] = {}
-            for p in pools:
-                per[seed][s.name][p] = out[k]
-                k += 1
-    answers = {}
-    for seed in seeds:
-        targets = {p: Target.of(per[seed]["actual"][p]) for p in pools}
-        answers[seed] = {}
         for p in pools:
-            m = per[seed][scn.name][p]
-            if not targets[p].met(m):
-                answers[seed][p] = None
-                continue
             n = pool_nodes(setting.cluster, p)
+            near = found.get(p)
             base = Replay(scn, pool=p, shake=seed, policy=options.policy)
-            searches.append(PoolSearch((seed, p), base, targets[p], n, occupancy_guess(n, m)))
+            searches.append(PoolSearch((seed, p), base, targets[seed][p], n, n, near=n if near is None else near))
     run_searches(searches, setting.cluster, replay)
+    answers: dict = {seed: {} for seed in seeds}
     for srch in searches:
         answers[srch.key[0]][srch.key[1]] = srch.answer
-    recovered = {}
-    for seed, found in answers.items():
-        recovered[seed] = capacity_rows(scn.name, found, setting, {})["nodes_recovered"]
+    recovered = {seed: capacity_rows(scn.name, f, setting, {})["nodes_recovered"] for seed, f in answers.items()}
     lo, hi = interval(list(recovered.values()))
-    return {"scenario": scn.name, "replicates": len(seeds), "shake_s": 300.0, "nodes_recovered": recovered,
+    return {"scenario": scn.name, "replicates": len(seeds), "shake_s": SHAKE_S, "nodes_recovered": recovered,
             "nodes_recovered_p5": lo, "nodes_recovered_p95": hi}
 
 
@@ -296,13 +280,14 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
 
     full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options)
     sw.full, sw.pools_full = full, per_pool
+    found = {}
     if options.capacity_search:
         found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options)
         sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in found.items()}
     sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     rec = next((s for s in scns if s.name == sw.recommended), None)
     if rec is not None and options.capacity_search and options.replicates > 0:
-        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options)
+        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options, found[rec.name])
     if options.headroom:
         picks = [s for s in scns if s.kind == "oracle" or s.name == sw.recommended]
         sw.headroom = stage("headroom", headroom, picks, pools, per_pool, replay, setting, options)

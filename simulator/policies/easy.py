@@ -215,6 +215,7 @@ def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
     free = ctx.free
     ready = model.count_fitting(free, r)
     f = {}
+    cols = None  # the free state per node as lists, read at the first need
     shadow = math.inf
     need = r.nodes
     alloc = ctx.alloc
@@ -228,7 +229,9 @@ def _node_reservation(ctx, head: int, release_ties: bool) -> tuple:
                 continue
             v = f.get(node)
             if v is None:
-                v = f[node] = free[:, node].tolist()
+                if cols is None:
+                    cols = free.T.tolist()
+                v = f[node] = cols[node]
             was = v[0] >= nc and v[1] >= nm and v[2] >= ng
             a0, a1, a2 = a[3]
             v[0] += a0
@@ -354,6 +357,18 @@ def _sorted_free(free, r) -> tuple:
     return tuple(np.sort(block, axis=1)[:, ::-1].tolist())
 
 
+def _may_fit(r, bound) -> bool:
+    """False when ``r`` surely fits nowhere: fewer of the partition's nodes than it needs hold each
+    resource it asks for (``bound``: :func:`_sorted_free`)."""
+    n = r.nodes
+    bc, bm, bg = bound
+    if n > len(bc):
+        return False
+    c, m, g = r.need_t
+    k = n - 1
+    return c <= bc[k] and m <= bm[k] and g <= bg[k]
+
+
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None, order=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again.  Across passes
@@ -417,7 +432,14 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         key = id(r)
         if memo is not None:
             if i in marks:  # did not fit at the last pass (its partition has had a release)
-                if r.nodes == 1:
+                if r.nodes > 1 and key not in failed and key not in fit_free:
+                    bound = bounds.get(r.part)
+                    if bound is None:
+                        bound = bounds[r.part] = _sorted_free(ctx.free, r)
+                    if not _may_fit(r, bound):
+                        failed.add(key)
+                        continue  # still marked
+                elif r.nodes == 1:
                     fit = on_rows.get(key)  # requests share shapes: one look per shape and pass
                     if fit is None:
                         if rows is None:
@@ -442,8 +464,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             bound = bounds.get(r.part)
             if bound is None:
                 bound = bounds[r.part] = _sorted_free(ctx.free, r)
-            n = r.nodes
-            if n > len(bound[0]) or any(need > col[n - 1] for need, col in zip(r.need_t, bound, strict=True)):
+            if not _may_fit(r, bound):
                 failed.add(key)
         if key in failed:
             if memo is not None:

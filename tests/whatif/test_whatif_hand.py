@@ -105,3 +105,21 @@ def test_bisection_finds_the_smallest_passing_value():
     checked = Bisection(1, 10, check_hi=True)
     checked.tell(checked.probe(), False)
     assert checked.answer is None and checked.done
+
+
+def test_gallop_finds_the_smallest_passing_value_near_its_guess():
+    from audit.whatif.search import Gallop
+
+    for answer in (1, 36, 37, 38, 41, 60, 100):
+        g = Gallop(1, 100, 37)
+        while (n := g.probe()) is not None:
+            g.tell(n, n >= answer)
+        assert g.answer == answer, answer
+    g = Gallop(1, 100, 37)
+    while (n := g.probe()) is not None:
+        g.tell(n, n >= 38)
+    assert len(g.tried) == 2  # 37 fails, 38 passes
+    never = Gallop(1, 10, 5)
+    while (n := never.probe()) is not None:
+        never.tell(n, False)
+    assert never.answer is None

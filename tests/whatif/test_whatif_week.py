@@ -54,7 +54,9 @@ def test_files_and_stable_keys(week):
     for name in ("summary.json", "scenarios.parquet", "jobs.parquet", "capacity.csv", "tradeoff.csv"):
         assert (folder / name).exists(), name
     s = json.loads((folder / "summary.json").read_text())
-    assert set(s) >= {"scenarios", "capacity", "tradeoff", "recommended", "shaken", "fidelity", "policies"}
+    assert set(s) == {"jobs", "dropped", "cluster", "options", "prediction_coverage", "fidelity", "scenarios",
+                      "capacity", "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book",
+                      "price_books", "replays"}  # the keys docs/glossary.md documents
     import pandas as pd
 
     jobs = pd.read_parquet(folder / "jobs.parquet")
