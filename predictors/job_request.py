@@ -58,6 +58,7 @@ class JobRequest:
     array_tasks: int = 1
     array_spec: str | None = None
     container: str | None = None        # the container the lines to paste change (Kubernetes)
+    container_requests: dict[str, float] = field(default_factory=dict)  # that container's own requests
     lines: dict[str, int | None] = field(default_factory=dict)
     ignored: list[tuple[int, str]] = field(default_factory=list)
     commands: list[tuple[int, str]] = field(default_factory=list)
@@ -84,7 +85,8 @@ def job_row(req: JobRequest, *, user: str | None, submit_time: pd.Timestamp) -> 
            "qos": req.qos, "job_name": req.job_name, "submit_time": submit_time, "end_time": pd.NaT,
            "time_limit_s": limit, "req_cpus": cpus, "alloc_cpus": cpus, "req_mem_bytes": mem, "alloc_mem_bytes": mem,
            "req_gpus": float(req.gpus), "alloc_gpus": float(req.gpus), "gpu_type": req.gpu_type,
-           "req_nodes": float(req.nodes), "elapsed_s": nan, "state": None, "caveats": None}
+           "req_nodes": float(req.nodes), "elapsed_s": nan, "state": None, "caveats": None, "cpu_used_s": nan,
+           "mem_peak_bytes": nan, "gpu_util_mean": nan, "gpu_mem_peak_bytes": nan}
     frame = pd.DataFrame([row])
     for c in (*_TEXT, "cluster", "job_id", "state", "caveats"):
         frame[c] = frame[c].astype("string")

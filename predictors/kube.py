@@ -235,6 +235,7 @@ def parse_manifest(text: str) -> JobRequest:
     req.notes.append(f"{kind} {name or '(unnamed)'}: container {main['name'] or '#1'} of {len(app)}"
                      + (f", {len(init)} init container(s)" if init else ""))
     req.container = main["name"]
+    req.container_requests = {k: v for k, v in main["values"].items() if not math.isnan(v)}
     if len(app) > 1:
         req.notes.append("several containers: the suggested requests are for the pod; the lines to paste change "
                          f"container {main['name']}")

@@ -113,12 +113,19 @@ class Forest:
         self.objective = objective[0] if objective else ""
         self.sigmoid = next((float(o.split(":", 1)[1]) for o in objective[1:] if o.startswith("sigmoid:")), 1.0)
         self.num_features = int(head.get("max_feature_idx", "-1")) + 1
-        self.trees: list[_Tree] = []
-        body = rest.split("end of trees", 1)[0]
-        for block in body.split("\nTree="):
-            fields = dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line)
-            if fields:
-                self.trees.append(_Tree(fields))
+        self._body = rest.split("end of trees", 1)[0]
+        self._trees: list[_Tree] | None = None
+
+    @property
+    def trees(self) -> list[_Tree]:
+        """The trees, read on first use (a model whose part is never reached is never read)."""
+        if self._trees is None:
+            self._trees = []
+            for block in self._body.split("\nTree="):
+                fields = dict(line.split("=", 1) for line in block.splitlines()[1:] if "=" in line)
+                if fields:
+                    self._trees.append(_Tree(fields))
+        return self._trees
 
     def raw(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
