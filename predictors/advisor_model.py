@@ -102,8 +102,9 @@ class TargetModel:
 class AdvisorModel(Estimator):
     """Every target's calibrated model, fitted on one history; ``fit`` returns ``self``."""
 
-    def __init__(self, *, cal_days: float = 28.0, min_jobs: int = 200, min_calibration: int = 50,
+    def __init__(self, *, targets=None, cal_days: float = 28.0, min_jobs: int = 200, min_calibration: int = 50,
                  n_estimators: int = 60, random_state: int = 0):
+        self.targets = targets
         self.cal_days = cal_days
         self.min_jobs = min_jobs
         self.min_calibration = min_calibration
@@ -126,6 +127,8 @@ class AdvisorModel(Estimator):
         self.targets_: dict[str, TargetModel] = {}
         self.skipped_: dict[str, str] = {}
         for name, spec in TARGETS.items():
+            if self.targets is not None and name not in self.targets:
+                continue
             ok = eligible(jobs, name)
             tr, cal = ok & (end < cut), ok & (sub >= cut)
             if tr.sum() < self.min_jobs or cal.sum() < self.min_calibration:
@@ -284,7 +287,8 @@ def load_model(folder: Path, targets=None) -> AdvisorModel:
     """The saved model (only ``targets`` when given), its boosters as forests."""
     folder = Path(folder)
     m = read_manifest(folder)
-    model = AdvisorModel(**m["params"])
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in m["params"].items()}
+    model = AdvisorModel(**params)
     h = m["history"]
     model.n_jobs_ = h["jobs"]
     model.first_submit_, model.last_end_ = pd.Timestamp(h["first_submit"]), pd.Timestamp(h["last_end"])

@@ -28,11 +28,14 @@ def round_time(seconds: float) -> float:
 
 
 def slurm_size(nbytes: float) -> str:
-    """Bytes as a Slurm memory size, rounded up: whole ``G`` from 1 GiB, else ``M`` in hundreds."""
+    """Bytes as a Slurm memory size, rounded up: whole ``G`` from 10 GiB; below, ``M`` in hundreds, or the whole
+    ``G`` when that is no more."""
     b = max(float(nbytes), 0.0)
-    if b >= GIB - 1:
-        return f"{math.ceil(b / GIB - 1e-9)}G"
-    return f"{max(100, math.ceil(b / MIB / 100) * 100)}M"
+    gib = max(1, math.ceil(b / GIB - 1e-9))
+    if b >= 10 * GIB - 1:
+        return f"{gib}G"
+    mib = max(100, math.ceil(b / MIB / 100 - 1e-9) * 100)
+    return f"{gib}G" if gib * 1024 <= mib else f"{mib}M"
 
 
 def size_bytes(text: str) -> float:
