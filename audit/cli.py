@@ -54,17 +54,20 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
               help="Cluster shape TOML (default: one found among the inputs).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True,
               help="Run the what-if sweep (recoverable capacity; needs a cluster shape).")
+@click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
+              help="Fit and save the submit-time advisor's model in DIR/model (about a minute per 100,000 jobs).")
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
-def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, scheduler, serial, quiet) -> None:
+def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, advisor_model, scheduler, serial,
+          quiet) -> None:
     """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON) into DIR."""
     from .accounting import PriceBookError
     from .pipeline import audit as run_audit
 
     try:
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
-                           cluster_shape=cluster_shape, whatif=whatif,
+                           cluster_shape=cluster_shape, whatif=whatif, advisor_model=advisor_model,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
                            log=None if quiet else lambda text: click.echo(text, err=True))
     except (InputError, PriceBookError, ValueError) as exc:

@@ -33,12 +33,15 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None) -> AuditResult:
+          advisor_model: bool = True, log=None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
     (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
     :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
+    ``advisor_model`` fits the submit-time advisor's model and saves it in ``out/model``
+    (:func:`predictors.submit.fit`; about a minute of one core per 100,000 jobs), so that
+    ``reclaim predict SCRIPT --history OUT`` loads it.
     """
     from reports.context import build_context
     from reports.render import render_report
@@ -57,6 +60,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
         sections["replay"] = whatif_section(result.summary)
     elif whatif and log is not None:
         log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
+    if advisor_model:
+        save_advisor_model(out, log)
     summary = acc.summary
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
@@ -66,6 +71,22 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
                             sections=sections)
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
+
+
+def save_advisor_model(out: Path, log=None) -> Path | None:
+    """Fit and save the advisor's model in ``out/model``; ``None`` (and a line to ``log``) when the history is too
+    small to fit one."""
+    from predictors.submit import fit
+
+    try:
+        folder = fit(out)
+    except ValueError as exc:
+        if log is not None:
+            log(f"advisor model skipped: {exc}")
+        return None
+    if log is not None:
+        log(f"advisor model: {folder}")
+    return folder
 
 
 def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,

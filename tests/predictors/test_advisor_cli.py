@@ -128,3 +128,26 @@ def test_user_from_the_environment(store, tmp_path, monkeypatch):
     monkeypatch.setenv("USER", "stranger")
     d = json.loads(_run(store, ALICE, "--json", tmp_path=tmp_path).output)
     assert d["input"]["user"] is None and d["evidence"]["basis"] == "family"
+
+
+def test_audit_saves_the_advisor_model(tmp_path):
+    """``reclaim audit`` leaves a model the advisor loads (fitted on the run folder's jobs)."""
+    from audit.pipeline import audit
+    from predictors.advisor_model import is_current
+
+    from ..conftest import ROOT
+
+    week = ROOT / "sample_traces" / "week"
+    if not (week / "sacct.txt").exists():
+        pytest.skip("sample week absent")
+    lines = []
+    audit([week], tmp_path / "run", whatif=False, log=lines.append)
+    assert is_current(tmp_path / "run") and any("advisor model" in x for x in lines)
+    res = CliRunner().invoke(predict, [str(_write(tmp_path, ALICE)), "--history", str(tmp_path / "run"), "--json"])
+    assert res.exit_code in (0, 3) and "fitting" not in res.output
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "job.sh"
+    path.write_text(text, encoding="utf-8")
+    return path
