@@ -211,6 +211,63 @@ def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, p
     click.echo(whatif_text(result.summary, result.folder))
 
 
+@main.group()
+def collect() -> None:
+    """Collect a pilot's inputs with read-only commands into a tarball (docs/pilot.md)."""
+
+
+def _collected(tarball, manifest) -> None:
+    failed = manifest.failed
+    click.echo(f"wrote {tarball} ({len(manifest.commands)} commands, {len(failed)} failed)")
+    for c in failed:
+        click.echo(f"reclaim: warning: {' '.join(c['argv'])} exited {c['exit_code']}: {c.get('stderr', '')[:200]}",
+                   err=True)
+    if failed:
+        sys.exit(4)
+
+
+@collect.command("slurm")
+@click.option("--since", default="7d", show_default=True, help="Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.")
+@click.option("--until", default=None, help="End (default: now), in the cluster's local time.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--no-json", is_flag=True, help="Do not also export sacct --json.")
+@click.option("--quiet", is_flag=True)
+def collect_slurm(since, until, out, no_json, quiet) -> None:
+    """sacct (by day), sinfo, scontrol show node/partition/config and sshare: read-only, into a tarball."""
+    from .collect import collect_slurm as run
+
+    try:
+        tarball, manifest = run(out, since=since, until=until, json_too=not no_json,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
+@collect.command("k8s")
+@click.option("--since", default="7d", show_default=True, help="Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC).")
+@click.option("--until", default=None, help="End (default: now), UTC.")
+@click.option("--prometheus", required=True, help="Prometheus base URL (http[s]://HOST:9090).")
+@click.option("--token-file", default=None, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="File holding a bearer token for Prometheus.")
+@click.option("--ca-file", default=None, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="CA bundle to verify Prometheus' certificate.")
+@click.option("--step", "step_s", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between samples.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--quiet", is_flag=True)
+def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quiet) -> None:
+    """kubectl get pods/nodes and Prometheus query_range exports of the series the readers know, into a tarball."""
+    from .collect import collect_k8s as run
+
+    try:
+        tarball, manifest = run(out, prometheus=prometheus, since=since, until=until, step_s=step_s,
+                                token_file=token_file, ca_file=ca_file,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
 def _register_subgroups() -> None:
     """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
     from predictors.cli import predict
