@@ -105,7 +105,8 @@ def _status_ok(body: bytes) -> bool:
 
 def collect_k8s(out, *, prometheus: str, since: str = "7d", until: str | None = None, step_s: float = 30.0,
                 token_file=None, ca_file=None, runner: CommandRunner | None = None, retries: int = 1,
-                pause_s: float = 5.0, now: datetime | None = None, series=None, log=None) -> tuple[Path, Manifest]:
+                pause_s: float = 5.0, now: datetime | None = None, series=None, max_points: int = MAX_POINTS,
+                log=None) -> tuple[Path, Manifest]:
     """Collect into ``out/reclaim-pilot-k8s-<end day>/`` and its tarball; return ``(tarball, manifest)``.
     Times are UTC (Prometheus keeps UTC)."""
     runner = runner or CommandRunner(retries=retries, pause_s=pause_s)
@@ -133,7 +134,7 @@ def collect_k8s(out, *, prometheus: str, since: str = "7d", until: str | None = 
     for metric in series or SERIES:
         if metric not in SERIES:
             raise ValueError(f"{metric}: not a series the readers know")
-        for k, (a, b) in enumerate(chunks(start, end, step_s)):
+        for k, (a, b) in enumerate(chunks(start, end, step_s, max_points)):
             params = {"query": metric, "start": f"{a:.0f}", "end": f"{b:.0f}", "step": f"{step_s:g}"}
             got = _get(client, "prometheus_query_range", "/api/v1/query_range", params, retries, pause_s)
             path = f"prometheus/{metric}_{k:03d}.json"

@@ -66,8 +66,8 @@ def fake_bin(tmp_path: Path) -> dict:
 
     script("sacct", SACCT % (HEADER, job(101, 2), step(101, 2), job(102, 3), step(102, 3), job(101, 2)))
     script("sinfo", '#!/bin/sh\necho "$0 $*" >> "$LOG"\ncase "$*" in *--version*) echo "slurm 22.05.8";; *) echo n1;; esac\n')
-    script("scontrol", '#!/bin/sh\necho "$0 $*" >> "$LOG"\ncase "$2" in node) printf "%s";; partition) '
-                       'echo "PartitionName=gpu Nodes=n[1-2]";; config) echo "ClusterName = c1";; esac\n' % NODES)
+    script("scontrol", f'#!/bin/sh\necho "$0 $*" >> "$LOG"\ncase "$2" in node) printf "{NODES}";; partition) '
+                       'echo "PartitionName=gpu Nodes=n[1-2]";; config) echo "ClusterName = c1";; esac\n')
     script("sshare", '#!/bin/sh\necho "$0 $*" >> "$LOG"\necho "Account|User|RawShares"\n')
     return {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}", "LOG": str(log), "STATE": str(state)}, log
 
