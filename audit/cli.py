@@ -268,6 +268,45 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
     _collected(tarball, manifest)
 
 
+@main.command()
+@click.option("--month", required=True, help="The month to audit, YYYY-MM.")
+@click.option("--input", "inputs", multiple=True, type=click.Path(path_type=Path, exists=True),
+              help="Read these inputs instead of collecting the month (repeatable).")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="Folder of the monthly runs (DIR/YYYY-MM/, DIR/reclaim.duckdb, DIR/reclaim.prom).")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
+@click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
+@click.option("--whatif/--no-whatif", default=True, show_default=True)
+@click.option("--serial", is_flag=True, help="What-if replays in this process.")
+@click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
+@click.option("--quiet", is_flag=True)
+def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_s, quiet) -> None:
+    """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
+
+    Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
+    published); 75 another monthly run holds the lock (try again later)."""
+    from .accounting import PriceBookError
+    from .monthly import Busy
+    from .pipeline import EXIT_BUSY, EXIT_PARTIAL, PartialCollection
+    from .pipeline import monthly as run_monthly
+
+    try:
+        result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
+                             price_book=price_book, whatif=whatif, wait_s=wait_s,
+                             whatif_options={"serial": serial, "quiet": quiet},
+                             log=None if quiet else lambda text: click.echo(text, err=True))
+    except Busy as exc:
+        click.echo(f"reclaim: {exc}", err=True)
+        sys.exit(EXIT_BUSY)
+    except PartialCollection as exc:
+        click.echo(f"reclaim: error: {exc}", err=True)
+        sys.exit(EXIT_PARTIAL)
+    except (InputError, PriceBookError, ValueError) as exc:
+        _fail(exc)
+    click.echo(f"published {result.folder} ({result.folder / 'summary.md'})")
+
+
 def _register_subgroups() -> None:
     """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
     from predictors.cli import predict

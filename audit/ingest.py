@@ -131,13 +131,15 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
 
 
-def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
-    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
+def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
+           extract_to=None) -> IngestResult:
+    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
+    A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
     result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
-                         extract_to=out / "pilot")
+                         extract_to=Path(extract_to) if extract_to is not None else out / "pilot")
     result.out = out
     write_store(result.out, result.jobs, result.ledger, result.quarantine)
     shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,

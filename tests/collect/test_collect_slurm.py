@@ -8,6 +8,7 @@ Slurm cannot be started here.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -124,3 +125,16 @@ def test_audit_of_the_tarball_finds_every_job_with_its_state(pilot, tmp_path):
     assert gpu["alloc_gpus"] == 1
     shape = (tmp_path / "run" / "cluster_shape.toml").read_text()
     assert "count = 3" in shape and "gpus = 2" in shape  # the three nodes scontrol reported
+
+
+def test_monthly_collects_the_month_itself(pilot, tmp_path):
+    month = time.strftime("%Y-%m", time.gmtime())
+    env = {**pilot["env"], "PATH": f"{pilot['state'] / 'shim'}:{pilot['env']['PATH']}", "SHIM_LOG": str(pilot["log"])}
+    run = subprocess.run([sys.executable, "-m", "audit.cli", "monthly", "--month", month, "--out", str(tmp_path),
+                          "--no-whatif", "--quiet"], env=env, capture_output=True, text=True, timeout=600,
+                         stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads((tmp_path / month / "monthly.json").read_text())
+    assert summary["figures"]["jobs"] == len(pilot["ids"]) + 2  # the array's three tasks
+    assert (tmp_path / "reclaim.prom").read_text().count("reclaim_jobs{") == 1
+    test_the_collector_ran_only_read_only_commands(pilot)  # the shim's log now holds the month's commands too
