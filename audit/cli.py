@@ -280,11 +280,13 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True)
+@click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
+              help="Fit and save the submit-time advisor's model in DIR/YYYY-MM/model.")
 @click.option("--serial", is_flag=True, help="What-if replays in this process.")
 @click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
 @click.option("--quiet", is_flag=True)
-def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_s, quiet) -> None:
+def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model, serial, wait_s, quiet) -> None:
     """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
 
     Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
@@ -296,7 +298,7 @@ def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_
 
     try:
         result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
-                             price_book=price_book, whatif=whatif, wait_s=wait_s,
+                             price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
                              whatif_options={"serial": serial, "quiet": quiet},
                              log=None if quiet else lambda text: click.echo(text, err=True))
     except Busy as exc:

@@ -72,7 +72,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     elif whatif and log is not None:
         log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
     if advisor_model:
-        save_advisor_model(out, log)
+        save_advisor_model(out, log, fitted_at=stamp)
     summary = acc.summary
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
@@ -90,19 +90,19 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
 
 
-def save_advisor_model(out: Path, log=None) -> Path | None:
+def save_advisor_model(out: Path, log=None, *, fitted_at: str | None = None) -> Path | None:
     """Fit and save the advisor's model in ``out/model``; ``None`` (and a line to ``log``) when the history is too
-    small to fit one."""
+    small to fit one.  ``fitted_at`` (ISO time) as the report's stamp, for byte-identical reruns."""
     from predictors.submit import fit
 
     try:
-        folder = fit(out)
+        folder = fit(out, fitted_at=fitted_at)
     except ValueError as exc:
         if log is not None:
             log(f"advisor model skipped: {exc}")
         return None
     if log is not None:
-        log(f"advisor model: {folder}")
+        log(f"advisor model: {out.name}/{folder.name} (reclaim predict SCRIPT --history {out.name})")
     return folder
 
 
@@ -161,14 +161,16 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
 
 
 def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
-            whatif_options: dict | None = None, wait_s: float = 0.0, collect=None, log=None) -> MonthlyResult:
+            whatif_options: dict | None = None, advisor_model: bool = True, wait_s: float = 0.0, collect=None,
+            log=None) -> MonthlyResult:
     """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
     the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
     ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
 
     One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
     of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
-    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).
+    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``advisor_model`` leaves the
+    submit-time advisor's model in ``out/YYYY-MM/model`` (``reclaim predict SCRIPT --history out/YYYY-MM``).
     """
     from .collect import collect_slurm
     from .monthly import (
@@ -205,7 +207,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
         earlier = earlier[earlier["month"] < month] if len(earlier) else earlier
         run = work / month
         result = audit(paths, run, price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
-                       whatif_options=whatif_options, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
+                       whatif_options=whatif_options, advisor_model=advisor_model, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
                        extract_to=out / ".collect" / month / "extracted", trend=earlier if len(earlier) else None,
                        month=month)
         (run / "reclaim.duckdb").unlink(missing_ok=True)  # months live side by side in out/reclaim.duckdb

@@ -49,6 +49,12 @@ def advice_text(a: dict) -> str:
     lines += _table(a)
     level = a["level"]
     lines.append(f"  (p50/p90/p99: calibrated quantiles of the need; suggested: the p{round(level * 100)} rounded up)")
+    for t in ORDER:
+        r = a["resources"].get(t)
+        if r is not None and r.get("capped_by"):
+            lines.append(f"  {LABELS[t]} suggested: capped, as {r['capped_by'].split(', so')[0]}")
+        elif r is not None and r.get("censored"):
+            lines.append(f"  {LABELS[t]} suggested: 1.5 times what was asked, as similar jobs stopped at their limit")
     for t, why in a["not_predicted"].items():
         lines.append(f"  no prediction for {LABELS[t]}: {why}")
     if a["changes"]:

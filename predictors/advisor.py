@@ -37,6 +37,10 @@ LABELS = {"walltime": "time", "memory": "memory", "cpus": "CPUs", "gpus": "GPUs"
 GPU_TARGETS = ("gpus", "gpu_memory")
 #: similar past jobs below which a group says little
 FEW = 5
+#: past jobs asking nothing for a target (no time limit, no memory) below which a job asking nothing is not predicted
+MIN_UNASKED = 50
+UNASKED = {"walltime": "no time limit", "memory": "no memory", "cpus": "no CPUs", "gpus": "no GPUs",
+           "gpu_memory": "GPUs of no known type, so no known card memory"}
 
 
 def read_job(text: str, args=(), *, origin: str | None = None) -> JobRequest:
@@ -73,6 +77,40 @@ def fill_from_shape(req: JobRequest, shape) -> None:
     if req.mem_all and group.mem_bytes:
         req.mem_bytes = float(group.mem_bytes) * req.nodes
         req.notes.append(f"--mem=0: {readable_size(group.mem_bytes)} a node ({group.name} nodes)")
+
+
+def _groups_of(shape, partition: str | None) -> list:
+    part = next((p for p in shape.partitions if p.name == partition), None) or \
+        next((p for p in shape.partitions if p.default), None)
+    names = part.groups if part is not None else tuple(g.name for g in shape.groups)
+    return [g for g in shape.groups if g.name in names]
+
+
+def shape_limits(req: JobRequest, shape) -> dict:
+    """The most a suggestion can ask on the job's partition, from the cluster shape (none when it is not known):
+    ``{"memory": (bytes, why), "walltime": (seconds, why)}``, each ``why`` a phrase naming the limit and
+    where a job needing more could go."""
+    if shape is None or not getattr(shape, "groups", ()):
+        return {}
+    out = {}
+    groups = _groups_of(shape, req.partition)
+    part = next((p for p in shape.partitions if p.name == req.partition), None) or \
+        next((p for p in shape.partitions if p.default), None)
+    mems = [g.mem_bytes for g in groups if g.mem_bytes]
+    if mems:
+        per = float(max(mems))
+        nodes = 1 if req.scheduler == "kubernetes" else req.nodes
+        where = f"partition {part.name}" if part is not None else "the cluster"
+        bigger = [(max(g.mem_bytes for g in _groups_of(shape, p.name)), p.name) for p in shape.partitions
+                  if _groups_of(shape, p.name) and max(g.mem_bytes for g in _groups_of(shape, p.name)) > per]
+        hint = (f"ask a partition with larger nodes ({max(bigger)[1]}: {readable_size(max(bigger)[0])} a node) "
+                "or split the work" if bigger else "split the work over more nodes or tasks")
+        out["memory"] = (per * nodes, f"the nodes of {where} hold {readable_size(per)} at most, so {hint}")
+    if part is not None and part.max_time_s:
+        out["walltime"] = (float(part.max_time_s),
+                           f"partition {part.name} allows at most {slurm_time(part.max_time_s)}, so checkpoint and "
+                           "resubmit, or split the work")
+    return out
 
 
 def asked(req: JobRequest, target: str, job: pd.DataFrame) -> float | None:
@@ -119,9 +157,11 @@ def _risk_words(target: str, r: float, bound: str, asked_text: str, asked_words:
         return f"{odds} similar jobs needed all of the {asked_text} asked" + (
             f": they are killed out of memory; raise {'--mem' if slurm else 'the memory request'}" if high else "")
     if target == "gpu_memory":
-        return f"{odds} similar jobs used more GPU memory than the {asked_text} of the cards asked"
+        return f"{odds} similar jobs filled the {asked_text} of GPU memory of the cards asked"
     what = "CPUs" if target == "cpus" else "GPUs"
-    return f"{odds} similar jobs kept more than {asked_text} {what} busy" + (": they would run slower" if high else "")
+    one = asked_text == "1"
+    return (f"{odds} similar jobs kept {'the' if one else 'all'} {asked_text} {what[:-1] if one else what} busy"
+            + (": they would run slower" if high and not one else ""))
 
 
 #: when jobs reach the limit asked, their recorded need stops there (killed, or using all of it): the advice
@@ -129,7 +169,9 @@ def _risk_words(target: str, r: float, bound: str, asked_text: str, asked_words:
 CENSORED_RAISE = 1.5
 
 
-def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: JobRequest, level: float) -> dict:
+def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: JobRequest, level: float,
+                    limits: dict | None = None) -> dict:
+    """One target's advice; ``limits`` (:func:`shape_limits`) caps the suggestion at what the nodes hold."""
     t = model.targets_[target]
     curve = t.curve(job)
     show, paste = _texts(target, req)
@@ -137,11 +179,17 @@ def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: Jo
     a = asked(req, target, job)
     r, bound = t.risk(curve, a) if a is not None else (None, None)
     sug = _suggest(target, q[level], req)
-    censored = (target in ("walltime", "memory") and r is not None and r > 1 - level and sug < a * 1.1)
+    # the need at the level within 10 % of the request (before rounding up): the jobs stopped at their limit
+    censored = (target in ("walltime", "memory") and r is not None and r > 1 - level and q[level] < a * 1.1)
     if censored:
         sug = _suggest(target, CENSORED_RAISE * a, req)
+    cap, capped_by = (limits or {}).get(target, (None, None))
+    if cap is not None and sug > cap:
+        sug = cap
+    else:
+        capped_by = None
     out = {"unit": UNITS[target], "asked": a, "p50": q[0.5], "p90": q[0.9], "p99": q[0.99], "suggested_raw": q[level],
-           "suggested": None if target == "gpu_memory" else sug, "censored": censored,
+           "suggested": None if target == "gpu_memory" else sug, "censored": censored, "capped_by": capped_by,
            "asked_text": None if a is None else (str(req.cpus) if target == "cpus" else show(a)),
            "p50_text": show(q[0.5]), "p90_text": show(q[0.9]), "p99_text": show(q[0.99]),
            "suggested_text": None if target == "gpu_memory" else paste(sug),
@@ -150,8 +198,11 @@ def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: Jo
     if target == "walltime":
         out["asked_words"] = duration_words(a) if a is not None else None
     if a is not None:
-        out["asked_risk_words"] = _risk_words(target, r, bound, out["asked_text"], out.get("asked_words") or "",
-                                              level, req.scheduler == "slurm")
+        words = _risk_words(target, r, bound, out["asked_text"], out.get("asked_words") or "", level,
+                            req.scheduler == "slurm")
+        if capped_by and sug <= a and r > 1 - level:  # no more to ask here: say where else to go
+            words = words.split(":")[0] + f": {capped_by}"
+        out["asked_risk_words"] = words
     return out
 
 
@@ -208,7 +259,15 @@ def advise(req: JobRequest, model: AdvisorModel, *, user: str | None = None, use
     job = job_row(req, user=user, submit_time=model.query_time_)
     family = str(job_family(job["job_name"]).iloc[0])
     targets = [t for t in model.targets_ if req.gpus > 0 or t not in GPU_TARGETS]
-    resources = {t: resource_advice(model, t, job, req, level) for t in targets}
+    limits = shape_limits(req, shape)
+    unasked = {}
+    for t in list(targets):
+        n = model.targets_[t].n_no_request
+        if asked(req, t, job) is None and n < MIN_UNASKED:
+            targets.remove(t)
+            unasked[t] = (f"nothing asked ({UNASKED[t]}), and only {n:,} of the {model.targets_[t].n_train:,} past "
+                          f"jobs the model learned from asked nothing: too few to predict a need without a request")
+    resources = {t: resource_advice(model, t, job, req, level, limits) for t in targets}
     ev, similar, rows = evidence(model, job, user, family)
     w = resources.get("walltime")
     run_h = w["p50"] / 3600.0 if w else None
@@ -225,7 +284,7 @@ def advise(req: JobRequest, model: AdvisorModel, *, user: str | None = None, use
                   "notes": list(req.notes)},
         "level": level, "units": {t: UNITS[t] for t in resources},
         "resources": resources,
-        "not_predicted": {t: model.skipped_.get(t, "no model for this target") for t in missing},
+        "not_predicted": {t: unasked.get(t) or model.skipped_.get(t, "no model for this target") for t in missing},
         "changes": changes,
         "suggested": [c["paste"] for c in changes],
         "warnings": warns,

@@ -33,7 +33,7 @@ from .conformal import CURVE_LEVELS, conformal_shift, level_scores, read_curve
 from .feature_tables import TableIndex, feature_tables, job_features
 from .features import epoch_s
 from .quantile_hurdle import HurdleQuantileGBM
-from .targets import TARGETS, actual, eligible
+from .targets import TARGETS, actual, eligible, request
 from .trees import Forest
 
 FORMAT = 1
@@ -60,6 +60,7 @@ class TargetModel:
     n_calibration: int
     columns: list[str]
     tables: pd.DataFrame | Path    # in memory, or the saved file (read for one user and family at a time)
+    n_no_request: int = 0          # training jobs that asked nothing for the target (no time limit, …)
 
     def table_index(self, user: str | None, family: str) -> TableIndex:
         if isinstance(self.tables, pd.DataFrame):
@@ -141,8 +142,10 @@ class AdvisorModel(Estimator):
                                     random_state=self.random_state).fit(X[tr], y[tr])
             curve = est.predict_at(X[cal], CURVE_LEVELS)
             scores = np.sort(level_scores(y[cal], curve))
+            asked = request(jobs, name)
+            no_request = int((tr & ~(np.nan_to_num(asked, nan=0.0) > 0)).sum())
             self.targets_[name] = TargetModel(name, est, scores, int(tr.sum()), int(cal.sum()), list(X.columns),
-                                              tables)
+                                              tables, no_request)
             _check_forests(est, X[cal].head(200))
         self.history_ = history_frame(jobs)
         return self
@@ -203,9 +206,23 @@ def _with_forests(est: HurdleQuantileGBM) -> HurdleQuantileGBM:
 # ---- on disk ------------------------------------------------------------------------------------------------
 
 def store_fingerprint(store: Path) -> dict:
-    """What identifies the version of a store's job table the model was fitted on."""
-    st = (Path(store) / "jobs.parquet").stat()
-    return {"jobs_parquet_bytes": st.st_size, "jobs_parquet_mtime_ns": st.st_mtime_ns}
+    """What identifies the version of a store's job table the model was fitted on: its size and content hash
+    (not its time stamp, so that a re-run writing the same jobs, or a copy, keeps the model current)."""
+    import hashlib
+
+    path = Path(store) / "jobs.parquet"
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return {"jobs_parquet_bytes": path.stat().st_size, "jobs_parquet_sha256": digest.hexdigest()}
+
+
+def _now() -> str:
+    """Now in UTC, or ``SOURCE_DATE_EPOCH`` when set (for byte-identical reruns)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    now = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return now.replace(microsecond=0).isoformat()
 
 
 def _jsonable(v):
@@ -242,8 +259,10 @@ def _estimator_from(state: dict, folder: Path, target: str) -> HurdleQuantileGBM
     return est
 
 
-def save_model(model: AdvisorModel, folder: Path, *, fingerprint: dict | None = None) -> Path:
-    """Write the model into ``folder`` (created; files replaced)."""
+def save_model(model: AdvisorModel, folder: Path, *, fingerprint: dict | None = None,
+               fitted_at: str | None = None) -> Path:
+    """Write the model into ``folder`` (created; files replaced); ``fitted_at`` (ISO time) defaults to now, or
+    ``SOURCE_DATE_EPOCH``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     targets = {}
@@ -254,14 +273,15 @@ def save_model(model: AdvisorModel, folder: Path, *, fingerprint: dict | None = 
         # sorted with small row groups: advice reads one user's and one family's rows
         t.tables.sort_values(["table", "user", "family"]).to_parquet(folder / f"{name}.tables.parquet", index=False,
                                                                      row_group_size=2048)
-        targets[name] = {"n_train": t.n_train, "n_calibration": t.n_calibration, "columns": t.columns,
+        targets[name] = {"n_train": t.n_train, "n_calibration": t.n_calibration, "n_no_request": t.n_no_request,
+                         "columns": t.columns,
                          "estimator": _estimator_state(t.estimator)}
     model.history_.sort_values(["user", "end_time"], kind="stable").to_parquet(
         folder / "history.parquet", index=False, row_group_size=4096)
     families = model.history_.groupby("family", dropna=False).size()
     pd.DataFrame({"family": families.index.astype("string"), "jobs": families.to_numpy()}).to_parquet(
         folder / "families.parquet", index=False)
-    manifest = {"format": FORMAT, "fitted_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+    manifest = {"format": FORMAT, "fitted_at": fitted_at or _now(),
                 "store": fingerprint, "params": model.get_params(),
                 "history": {"jobs": model.n_jobs_, "first_submit": model.first_submit_.isoformat(),
                             "last_end": model.last_end_.isoformat(), "query_time": model.query_time_.isoformat(),
@@ -302,7 +322,8 @@ def load_model(folder: Path, targets=None) -> AdvisorModel:
             continue
         model.targets_[name] = TargetModel(
             name, _estimator_from(t["estimator"], folder, name), np.load(folder / f"{name}.scores.npy"),
-            t["n_train"], t["n_calibration"], t["columns"], folder / f"{name}.tables.parquet")
+            t["n_train"], t["n_calibration"], t["columns"], folder / f"{name}.tables.parquet",
+            t.get("n_no_request", 0))
     model.folder_ = folder
     return model
 
@@ -324,13 +345,13 @@ def family_jobs(folder: Path, family: str) -> int:
     return int(t["jobs"].sum()) if len(t) else 0
 
 
-def fit_store(store: Path, **params) -> Path:
+def fit_store(store: Path, *, fitted_at: str | None = None, **params) -> Path:
     """Fit the advisor on a store's jobs and save it in ``STORE/model``; the folder written."""
     from audit.store import read_jobs
 
     store = Path(store)
     model = AdvisorModel(**params).fit(read_jobs(store))
-    return save_model(model, store / FOLDER, fingerprint=store_fingerprint(store))
+    return save_model(model, store / FOLDER, fingerprint=store_fingerprint(store), fitted_at=fitted_at)
 
 
 def is_current(store: Path) -> bool:

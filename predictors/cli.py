@@ -20,7 +20,7 @@ class _ScriptDefault(click.Group):
     """``reclaim predict JOB_SCRIPT …`` is short for ``reclaim predict script JOB_SCRIPT …``."""
 
     def resolve_command(self, ctx, args):
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and (args[0] == "-" or not args[0].startswith("-")):
             args = ["script", *args]
         return super().resolve_command(ctx, args)
 

@@ -38,8 +38,9 @@ class LaunchFacts:
 
     @property
     def processes_one(self) -> bool:
-        """The script starts a single process."""
-        return self.launcher is None and not self.background
+        """The script starts a single process (not known when no command was read: a container that runs its
+        image's own entry point)."""
+        return self.commands > 0 and self.launcher is None and not self.background
 
     @property
     def serial(self) -> bool:

@@ -56,10 +56,12 @@ def _frees(kind: str, amount: float, tasks: int, run_h: float | None) -> dict:
     return out
 
 
-def _raises(kind: str, asked: float, suggested: float) -> dict:
+def _raises(kind: str, asked: float, suggested: float, censored: bool = False) -> dict:
     words = duration_words(suggested - asked) if kind == "walltime" else readable_size(suggested - asked)
+    why = ("similar jobs stopped at their limit, so what they need past it is not known (1.5 times the request)"
+           if censored else "what similar jobs needed")
     return {"amount": asked - suggested, "unit": "seconds" if kind == "walltime" else "bytes", "tasks": 1,
-            "text": f"raises the request by {words}: what similar jobs needed"}
+            "text": f"raises the request by {words}: {why}"}
 
 
 def _change(resource, option, line, paste, replaces, frees) -> dict:
@@ -74,7 +76,7 @@ def slurm_changes(req: JobRequest, res: dict, run_h: float | None) -> list[dict]
     w = res.get("walltime")
     if w and _worth(w["asked"], w["suggested"], allow_raise=True):
         f = _frees("walltime", w["asked"] - w["suggested"], tasks, None) if w["suggested"] < w["asked"] else \
-            _raises("walltime", w["asked"], w["suggested"])
+            _raises("walltime", w["asked"], w["suggested"], w.get("censored", False))
         out.append(_change("walltime", "time", req.lines.get("time"), f"#SBATCH --time={slurm_time(w['suggested'])}",
                            f"--time={slurm_time(w['asked'])}", f))
     cpus_after = req.cpus
@@ -107,7 +109,9 @@ def slurm_changes(req: JobRequest, res: dict, run_h: float | None) -> list[dict]
         out.append(_change("gpus", option, req.lines.get(option), paste, f"{req.gpus} GPUs",
                            _frees("gpus", req.gpus - gpus_after, tasks, run_h)))
     m = res.get("memory")
-    if m and (req.mem_all or req.mem_form is None or _worth(m["asked"], m["suggested"], allow_raise=True)):
+    at_cap = m is not None and m.get("capped_by") and m["asked"] is not None and m["suggested"] >= m["asked"]
+    if m and not at_cap and (req.mem_all or req.mem_form is None or _worth(m["asked"], m["suggested"],
+                                                                         allow_raise=True)):
         form = req.mem_form if req.mem_form in ("mem-per-cpu", "mem-per-gpu") and not req.mem_all else "mem"
         units = {"mem": req.nodes, "mem-per-cpu": cpus_after or 1, "mem-per-gpu": max(gpus_after, 1)}[form]
         each = slurm_size(m["suggested"] / units)
@@ -119,7 +123,7 @@ def slurm_changes(req: JobRequest, res: dict, run_h: float | None) -> list[dict]
         elif total < m["asked"]:
             f = _frees("memory", m["asked"] - total, tasks, run_h)
         else:
-            f = _raises("memory", m["asked"], total)
+            f = _raises("memory", m["asked"], total, m.get("censored", False))
         out.append(_change("memory", form, req.lines.get(req.mem_form or "mem"), f"#SBATCH --{form}={each}",
                            f"--{req.mem_form}" if req.mem_form else None, f))
     return out
@@ -134,7 +138,7 @@ def kube_changes(req: JobRequest, res: dict, run_h: float | None) -> list[dict]:
     if w and (w["asked"] is None or _worth(w["asked"], w["suggested"], allow_raise=True)):
         f = ({"amount": None, "unit": "seconds", "tasks": tasks, "text": "sets a deadline the pod is held to"}
              if w["asked"] is None else _frees("walltime", w["asked"] - w["suggested"], tasks, None)
-             if w["suggested"] < w["asked"] else _raises("walltime", w["asked"], w["suggested"]))
+             if w["suggested"] < w["asked"] else _raises("walltime", w["asked"], w["suggested"], w.get("censored", False)))
         out.append(_change("walltime", "activeDeadlineSeconds", req.lines.get("activeDeadlineSeconds"),
                            f"activeDeadlineSeconds: {int(w['suggested'])}", None, f))
     c = res.get("cpus")
@@ -155,6 +159,6 @@ def kube_changes(req: JobRequest, res: dict, run_h: float | None) -> list[dict]:
         total = size_bytes(mine) + others
         f = ({"amount": None, "unit": "bytes", "tasks": tasks, "text": "sets the memory the container is held to"}
              if m["asked"] is None else _frees("memory", m["asked"] - total, tasks, run_h)
-             if total < m["asked"] else _raises("memory", m["asked"], total))
+             if total < m["asked"] else _raises("memory", m["asked"], total, m.get("censored", False)))
         out.append(_change("memory", "memory", req.lines.get("memory"), f"memory: {mine}", None, f))
     return out

@@ -53,13 +53,18 @@ def _kill_warning(code: str, res: dict, level: float, what: str, fix: str, simil
     if r is None or r <= 1 - level:
         return None
     killed = int((similar["state"].astype("string") == state).sum()) if len(similar) else 0
+    if res.get("capped_by") and res["suggested"] is not None and res["suggested"] <= res["asked"]:
+        fix = f"{fix.split(';')[0]}; {res['capped_by']}" if ";" in fix else res["capped_by"]
+    elif res.get("capped_by"):
+        fix += f" ({res['capped_by']})"
     msg = f"{odds_words(r, res['asked_risk_bound'])} similar jobs {what}: {fix}"
-    if res.get("censored"):
+    if res.get("censored") and not res.get("capped_by"):
         msg += (" (they stopped at the limit, so how much more they need is not known: the suggestion is "
                 f"{res['suggested_text']}, 1.5 times what was asked)")
     return warning(code, "failure", r, msg, {
         "asked": res["asked"], "asked_text": res["asked_text"], f"p{round(level * 100)}": res["suggested_raw"],
-        "suggested_text": res["suggested_text"], "similar_jobs": len(similar), f"similar_{state.lower()}": killed})
+        "suggested_text": res["suggested_text"], "capped_by": res.get("capped_by"), "similar_jobs": len(similar),
+        f"similar_{state.lower()}": killed})
 
 
 def recent_failures(similar: pd.DataFrame, history_end: pd.Timestamp, family: str) -> dict | None:

@@ -14,7 +14,7 @@ MINUTE, HOUR, DAY = 60, 3600, 86400
 def slurm_time(seconds: float) -> str:
     """Seconds as Slurm writes a time limit, rounded up to the minute: ``45:00`` is never used (Slurm reads
     it as minutes:seconds), so under a day ``HH:MM:SS``, from a day ``D-HH:MM:SS``."""
-    s = int(math.ceil(max(float(seconds), 0.0) / MINUTE)) * MINUTE
+    s = int(math.ceil(max(float(seconds), 0.0) / MINUTE - 1e-6)) * MINUTE  # a limit plus float noise is the limit
     d, rest = divmod(s, DAY)
     h, rest = divmod(rest, HOUR)
     m = rest // MINUTE
@@ -24,7 +24,7 @@ def slurm_time(seconds: float) -> str:
 def round_time(seconds: float) -> float:
     """A time limit to suggest: up to 5 minutes under an hour, up to 15 minutes above (at least 5 minutes)."""
     step = 5 * MINUTE if seconds <= HOUR else 15 * MINUTE
-    return float(max(step, math.ceil(seconds / step) * step))
+    return float(max(step, math.ceil(seconds / step - 1e-6) * step))
 
 
 def slurm_size(nbytes: float) -> str:

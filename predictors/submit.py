@@ -19,14 +19,15 @@ from .advisor_model import FOLDER, AdvisorModel, fit_store, is_current, load_mod
 CPU_TARGETS = ("walltime", "memory", "cpus")
 
 
-def fit(store, **params) -> Path:
-    """Fit the advisor's model on a store and save it in ``STORE/model``; the folder written."""
+def fit(store, *, fitted_at: str | None = None, **params) -> Path:
+    """Fit the advisor's model on a store and save it in ``STORE/model``; the folder written.  ``fitted_at``
+    (ISO time, recorded in the manifest) defaults to now, or ``SOURCE_DATE_EPOCH``."""
     store = Path(store)
     if not (store / "jobs.parquet").exists():
         from audit.textio import InputError
 
         raise InputError(f"{store}: no jobs.parquet (run `reclaim ingest` first)")
-    return fit_store(store, **params)
+    return fit_store(store, fitted_at=fitted_at, **params)
 
 
 def model_for(history, *, gpus: bool = True, log=None) -> tuple[AdvisorModel, Path | None]:

@@ -151,3 +151,20 @@ def _write(tmp_path, text):
     path = tmp_path / "job.sh"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_json_keys_and_warning_codes_are_in_the_glossary(store, tmp_path):
+    """Every key the advice prints, at every depth the glossary tables, and every warning code the advisor can
+    raise, is documented in docs/glossary.md (and nothing documented is gone)."""
+    from ..conftest import ROOT
+    from ..test_glossary import _documented
+
+    doc = _documented("Submit-time advisor (`reclaim predict SCRIPT --json`)")
+    d = json.loads(_run(store, ALICE, "--user", "alice", "--json", tmp_path=tmp_path).output)
+    keys = set(d) | {k for r in d["resources"].values() for k in r} | {k for c in d["changes"] for k in c}
+    keys |= set(d["evidence"])
+    assert keys <= doc, keys - doc
+    source = (ROOT / "predictors" / "preflight.py").read_text(encoding="utf-8")
+    codes = set(re.findall(r'warning\("([A-Z_]+)"', source))
+    assert len(codes) == 8 and codes <= doc
+    assert {k for k in doc if k.isupper()} == codes

@@ -105,3 +105,54 @@ def test_evidence_counts_and_cold_start(model):
     assert (ev["user_jobs"], ev["user_family_jobs"], ev["family_jobs"], ev["basis"]) == (150, 150, 150, "user_family")
     _, cold = _codes(model, None, script("-J never_seen", "-c 1", "--mem=1G", "-t 10"))
     assert cold["evidence"]["basis"] == "cold_start" and cold["evidence"]["too_few"]
+
+
+SHAPE = """
+[[partitions]]
+name = "cpu"
+max_time = "01:00:00"
+default = true
+node_groups = ["cn"]
+
+[[partitions]]
+name = "bigmem"
+max_time = "7-00:00:00"
+node_groups = ["bm"]
+
+[[node_groups]]
+name = "cn"
+partition = "cpu"
+count = 4
+cpus = 64
+mem_gib = 64
+
+[[node_groups]]
+name = "bm"
+partition = "bigmem"
+count = 1
+cpus = 64
+mem_gib = 1024
+"""
+
+
+def test_suggestions_stop_at_what_the_nodes_and_partition_allow(model, tmp_path):
+    """Alice's jobs fill the 64G they ask and the cpu nodes hold 64G; bob's jobs run to the 1 h limit that is the
+    partition's: no suggestion asks more than the cluster gives, and the warning says where else to go."""
+    from audit.cluster_shape import load_cluster_shape
+
+    (tmp_path / "cluster.toml").write_text(SHAPE, encoding="utf-8")
+    shape = load_cluster_shape(tmp_path / "cluster.toml")
+    a = advise(read_job(CASES["OOM_RISK"][1]), model, user="alice", shape=shape)
+    m = a["resources"]["memory"]
+    assert m["suggested"] == 64 * 2**30 and "bigmem" in m["capped_by"] and "bigmem" in m["asked_risk_words"]
+    oom = next(w for w in a["warnings"] if w["code"] == "OOM_RISK")
+    assert "bigmem" in oom["message"] and "raise --mem" not in oom["message"] and oom["evidence"]["capped_by"]
+    assert "memory" not in [c["resource"] for c in a["changes"]]
+    b = advise(read_job(CASES["TIMEOUT_RISK"][1]), model, user="bob", shape=shape)
+    w = b["resources"]["walltime"]
+    assert w["suggested"] == 3600 and "at most 01:00:00" in w["capped_by"]
+    timeout = next(x for x in b["warnings"] if x["code"] == "TIMEOUT_RISK")
+    assert "checkpoint and resubmit" in timeout["message"] and "raise --time" not in timeout["message"]
+    assert "walltime" not in [c["resource"] for c in b["changes"]]
+    # without the shape the suggestions go past the request, as before
+    assert advise(read_job(CASES["OOM_RISK"][1]), model, user="alice")["resources"]["memory"]["suggested"] > 64 * 2**30
