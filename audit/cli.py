@@ -272,7 +272,7 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 
 
 @main.command()
-@click.option("--month", required=True, help="The month to audit, YYYY-MM.")
+@click.option("--month", required=True, help="The month to audit, YYYY-MM, or 'last' for the calendar month before today.")
 @click.option("--input", "inputs", multiple=True, type=click.Path(path_type=Path, exists=True),
               help="Read these inputs instead of collecting the month (repeatable).")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),

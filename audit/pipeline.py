@@ -150,6 +150,15 @@ class MonthlyResult:
     summary: dict
 
 
+def resolve_month(month: str, today=None) -> str:
+    """``last`` → the calendar month before ``today`` (default: today) as ``YYYY-MM``; anything else as given."""
+    if month != "last":
+        return month
+    today = today or datetime.now().date()
+    first = today.replace(day=1) - timedelta(days=1)
+    return f"{first.year:04d}-{first.month:02d}"
+
+
 def month_bounds(month: str) -> tuple[datetime, datetime]:
     """``YYYY-MM`` → its first instant and the first instant of the next month (naive, the cluster's time)."""
     try:
@@ -188,6 +197,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
         write_atomic,
     )
 
+    month = resolve_month(month)
     start, end = month_bounds(month)
     out = Path(out)
     db = out / "reclaim.duckdb"
