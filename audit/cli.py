@@ -56,17 +56,24 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
               help="Run the what-if sweep (recoverable capacity; needs a cluster shape).")
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
+@click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
+              help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
-def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, scheduler, serial, quiet) -> None:
-    """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON) into DIR."""
+def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, scheduler, serial, config_path,
+          quiet) -> None:
+    """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON, CSV) into DIR."""
     from .accounting import PriceBookError
+    from .config import load_config
     from .pipeline import audit as run_audit
+    from .progress import Progress
 
     try:
+        config = load_config(config_path)
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
                            cluster_shape=cluster_shape, whatif=whatif,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
-                           log=None if quiet else lambda text: click.echo(text, err=True))
+                           log=None if quiet else lambda text: click.echo(text, err=True), config=config,
+                           progress=Progress(quiet=quiet))
     except (InputError, PriceBookError, ValueError) as exc:
         _fail(exc)
     click.echo(f"report: {result.report_pdf}")

@@ -76,19 +76,34 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
 
 
-def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
-    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
+def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
+           pseudonyms=None) -> IngestResult:
+    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
+
+    ``pseudonyms`` (:class:`audit.anonymise.Pseudonyms`): users and accounts are replaced before anything but
+    the streamed telemetry is written, and that is rewritten with its labels scrubbed."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
     result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet")
     result.out = out
+    if pseudonyms is not None:
+        _anonymise(result, pseudonyms, out)
     write_store(result.out, result.jobs, result.ledger, result.quarantine)
     shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
                                   result.cluster_shape)
     if shape is not None:
         result.cluster_shape = shape
     return result
+
+
+def _anonymise(result: IngestResult, p, out: Path) -> None:
+    from .anonymise import anonymise_frame, anonymise_jobs, anonymise_parquet, anonymise_quarantine
+
+    result.jobs = anonymise_jobs(result.jobs, p)
+    result.quarantine = Quarantine(rows=anonymise_quarantine(result.quarantine.rows, p))
+    result.telemetry = anonymise_frame(result.telemetry, p)
+    anonymise_parquet(out / "telemetry.parquet", p)
 
 
 def read_table(paths, *, fmt: str = "auto", timezone: str = "UTC") -> tuple[pd.DataFrame, Path | None]:

@@ -13,7 +13,6 @@ from . import __version__
 from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest, read_table
 
-QUARANTINE_SAMPLE = 20
 
 
 @dataclass
@@ -33,39 +32,59 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None) -> AuditResult:
+          log=None, config=None, progress=None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
-    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
-    (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
-    :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
+    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The predictions and the
+    what-if sweep (``whatif/``) run when ``whatif`` (the sweep needs a cluster shape); ``whatif_options`` go to
+    :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped;
+    ``config``: a :class:`audit.config.ReportConfig`; ``progress``: a :class:`audit.progress.Progress`.
     """
-    from reports.context import build_context
-    from reports.render import render_report
-    from reports.sections import account_sections, whatif_section
+    from reports.document import write_report
 
+    from .accounting import write_recommendations
+    from .anonymise import Pseudonyms
+    from .config import ReportConfig
+    from .progress import Progress
+
+    cfg = config or ReportConfig()
+    prog = progress or Progress(quiet=True)
     out = Path(out)
-    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
+    with prog.stage("ingest"):
+        ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
+                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None)
     shape = cluster_shape or ing.cluster_shape
-    acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
-    write_account(acc, out)
-    sections = account_sections(acc)
-    if whatif and shape is not None:
+    book = price_book or cfg.price_book
+    with prog.stage("accounting"):
+        acc = account_jobs(ing.jobs, price_book=book, cluster_shape=shape, thresholds=cfg.thresholds)
+        write_account(acc, out)
+    frame, summary_w = None, None
+    if whatif:
+        from .whatif import Options, prediction_frame
         from .whatif import whatif as run_whatif
 
-        result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=price_book, **(whatif_options or {}))
-        sections["replay"] = whatif_section(result.summary)
-    elif whatif and log is not None:
-        log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
-    summary = acc.summary
-    ledger = dict(ing.ledger)
-    ledger["quarantine_sample"] = [
-        dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
-    ]
-    context = build_context(summary, ledger, acc.efficiency, {"generated_at": generated_at(), "version": __version__},
-                            sections=sections)
-    written = render_report(context, out)
-    return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
+        options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
+        with prog.stage("predictions"):
+            levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
+            frame = prediction_frame(ing.jobs, Options(risk=levels))
+            if frame is not None:
+                frame.to_parquet(out / "predictions.parquet", index=False)
+        if shape is not None:
+            opts = dict(whatif_options or {})
+            with prog.stage("what-if"):
+                result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
+                                    predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),
+                                    progress=lambda done: prog.count("what-if", done), **opts)
+            summary_w = result.summary
+        elif log is not None:
+            log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
+    rec = (summary_w or {}).get("recommended") or {}
+    level = rec.get("level") or (0.9 if 0.9 in cfg.risk else max(cfg.risk))
+    write_recommendations(acc, ing.jobs, frame, level, out)
+    with prog.stage("report"):
+        written = write_report(out, cfg, {"generated_at": generated_at(), "version": __version__})
+    prog.done()
+    return AuditResult(ingest=ing, summary=acc.summary, report_pdf=written["pdf"], report_html=written["html"])
 
 
 def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,

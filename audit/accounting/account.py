@@ -20,7 +20,7 @@ from .occupancy import occupancy, occupancy_totals
 from .periods import waste_figures
 from .pricebook import load_price_book
 from .quality import caveat_counts, usage_coverage
-from .recommend import recommend
+from .recommend import calibration, recommend
 from .shape import partition_capacity, shape_frame
 from .waste import per_job_waste
 
@@ -94,9 +94,11 @@ def write_account(result: AccountResult, out: Path) -> None:
 
 def write_recommendations(result: AccountResult, jobs: pd.DataFrame, predictions: pd.DataFrame | None,
                           level: float, out: Path) -> pd.DataFrame:
-    """``recommendations.csv`` from the what-if's predictions at the recommended ``level``."""
+    """``recommendations.csv`` from the what-if's predictions at the recommended ``level``, and their measured
+    coverage (``prediction_calibration.csv``)."""
     recs = recommend(result.waste, jobs, predictions, level)
     recs.to_csv(Path(out) / "recommendations.csv", index=False)
+    calibration(result.waste, predictions).to_csv(Path(out) / "prediction_calibration.csv", index=False)
     return recs
 
 

@@ -95,3 +95,35 @@ def recommend(waste: pd.DataFrame, jobs: pd.DataFrame, predictions: pd.DataFrame
                          "slurm": _slurm(resource, request)})
     out = pd.DataFrame(rows, columns=list(COLUMNS))
     return out.sort_values(["frees_unit", "frees"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+#: prediction stem → how the job's actual need is read from ``waste.parquet``
+ACTUALS = {"mem_peak_bytes": lambda w: w["mem_peak_bytes"].to_numpy(dtype=float),
+           "elapsed_s": lambda w: w["elapsed_s"].to_numpy(dtype=float),
+           "cpus_used": lambda w: w["core_s_used"].to_numpy(dtype=float) / w["elapsed_s"].to_numpy(dtype=float),
+           "gpus_needed": lambda w: w["gpu_s_used"].to_numpy(dtype=float) / w["elapsed_s"].to_numpy(dtype=float)}
+
+
+def calibration(waste: pd.DataFrame, predictions: pd.DataFrame | None) -> pd.DataFrame:
+    """Measured out-of-sample coverage of the predictions (``prediction_calibration.csv``): per target and level,
+    the jobs predicted and the share whose actual need came out at or under the prediction (a calibrated p90
+    covers about 90 %)."""
+    cols = ["target", "level", "jobs", "coverage"]
+    if predictions is None or predictions.empty:
+        return pd.DataFrame(columns=cols)
+    p = aligned(waste, predictions)
+    rows = []
+    for c in p.columns:
+        if not c.startswith("pred_"):
+            continue
+        stem, _, label = c[5:].rpartition("_")
+        if stem not in ACTUALS:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            actual = ACTUALS[stem](waste)
+        pred = p[c].to_numpy(dtype=float)
+        ok = np.isfinite(pred) & np.isfinite(actual)
+        if ok.any():
+            rows.append({"target": stem, "level": float(label[1:]) / 100.0, "jobs": int(ok.sum()),
+                         "coverage": float((actual[ok] <= pred[ok] * (1 + 1e-9)).mean())})
+    return pd.DataFrame(rows, columns=cols)
