@@ -14,7 +14,6 @@ from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest, read_table
 
 
-
 @dataclass
 class AuditResult:
     ingest: IngestResult

@@ -17,8 +17,17 @@ from .formats import Formatter
 from .glossary import TERMS
 from .notices import write_notices
 from .run import Run, read_run
-from .sections import (accounts, capacity, executive, findings, methods, quality, recommendations, recoverable,
-                       scenario_label)
+from .sections import (
+    accounts,
+    capacity,
+    executive,
+    findings,
+    methods,
+    quality,
+    recommendations,
+    recoverable,
+    scenario_label,
+)
 from .tables import shown, write_tables
 
 TITLES = {"summary": "Executive summary", "findings": "Findings", "capacity": "Where the capacity is",
@@ -111,7 +120,7 @@ def build_context(run: Run, cfg, meta: dict) -> tuple[dict, list[dict]]:
 
 def write_report(folder, cfg, meta: dict) -> dict[str, Path]:
     """Read the run folder, write ``tables/``, ``notices/``, ``report.html`` and ``report.pdf`` into it."""
-    from .render import render_html, html_to_pdf
+    from .render import html_to_pdf, render_html
 
     folder = Path(folder)
     run = read_run(folder)

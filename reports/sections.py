@@ -9,6 +9,7 @@ import pandas as pd
 from .formats import Formatter
 from .tables import plain, table
 
+LITTLE_SHARE = 0.05  # a recovery under 5 % of the cluster, or whose shaken interval reaches 0, is called little
 RESOURCE_LABELS = {"memory": "memory", "time": "time limit", "cores": "cores"}
 POLICY_LABELS = {"fifo": "FIFO", "easy": "EASY backfill", "fairshare": "fair share (Fair Tree)",
                  "budget": "GPU budgets per account", "shared_pool": "one shared pool"}
@@ -89,19 +90,29 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
     if rec.get("nodes_recovered") is None:
         return {**base, "state": "unsearched"}
     usd = (rec.get("dollars") or {}).get(w.get("price_book")) or {}
-    state = "found" if rec["nodes_recovered"] > 0 else "zero"
     lo, hi = rec.get("nodes_recovered_p5"), rec.get("nodes_recovered_p95")
+    state = "found" if rec["nodes_recovered"] > 0 else "zero"
+    if state == "found" and (rec["share_recovered"] < LITTLE_SHARE or (lo is not None and lo < 1)):
+        state = "little"
     return {**base, "state": state, "nodes": fmt.int(rec["nodes_recovered"]), "share": fmt.pct(rec["share_recovered"]),
             "month": fmt.money(usd.get("usd_per_month")), "year": fmt.money(usd.get("usd_per_year")),
             "book": w.get("price_book"), "interval": None if lo is None else f"{fmt.int(lo)}–{fmt.int(hi)}",
-            "replicates": (w.get("shaken") or {}).get("replicates")}
+            "replicates": (w.get("shaken") or {}).get("replicates"),
+            "nodes_word": "node" if rec["nodes_recovered"] == 1 else "nodes", "low": lo}
 
 
 def decision(r: dict, ex: dict, tops: list) -> list[str]:
-    first = tops[0]["title"].lower() if tops else "the findings"
+    first = (tops[0]["title"][:1].lower() + tops[0]["title"][1:]) if tops else "the findings"
+    if r["state"] == "little":
+        why = (f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} nodes"
+               if r.get("low") is not None and r["low"] < 1 else f"that is only {r['share']} of the cluster")
+        return [f"The replay frees little: {r['nodes']} {r['nodes_word']} of {r['total']} at the {r['level']} level "
+                f"({r['mode']} mode), and {why}, so no firm capacity saving is claimed.",
+                f"The case for acting rests on the findings, starting with {first}: their fixes shorten queues and "
+                "free capacity that the replay does not count on."]
     if r["state"] == "found":
         return [f"Right-sizing requests at the {r['level']} level ({r['mode']} mode) keeps today's waiting times "
-                f"on {r['nodes']} fewer nodes of {r['total']}, worth {r['month']} a month, for {r['kills']} kills "
+                f"on {r['nodes']} fewer {r['nodes_word']} of {r['total']}, worth {r['month']} a month, for {r['kills']} kills "
                 "per 1,000 jobs.",
                 f"This supports a paid pilot: apply the recommendations (section 5) for one month, starting with "
                 f"{first}, and measure the recovered capacity against this baseline."]

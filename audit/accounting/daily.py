@@ -35,7 +35,7 @@ def daily(occ: pd.DataFrame, capacity: pd.DataFrame | None, shape: pd.DataFrame 
     d = d.reset_index()
     out = pd.DataFrame({"day": d["day"], "partition": d["partition"].astype(str)})
     types = node_shape_by_partition(shape)["gpu_type"] if shape is not None else pd.Series(dtype=object)
-    out["gpu_type"] = out["partition"].map(types).fillna("(none)").replace("", "(none)")
+    out["gpu_type"] = out["partition"].map(types).astype(object).fillna("(none)").replace("", "(none)")
     out["hours"] = d["hours"].astype(int)
     out["core_hours_alloc"] = d["core_s_alloc"] / H
     out["gpu_hours_alloc"] = d["gpu_s_alloc"] / H
