@@ -55,7 +55,7 @@ class Pseudonyms:
         if not names:
             return None, {}
         table = {}
-        for (kind, name), pseudo in self.known.items():
+        for (_kind, name), pseudo in self.known.items():
             table.setdefault(name, pseudo)
         return re.compile("|".join(re.escape(n) for n in names)), table
 

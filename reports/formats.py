@@ -20,6 +20,23 @@ def missing(x) -> bool:
         return False
 
 
+TEXT_CHARS = 120
+WORD_CHARS = 24
+ZWSP = "\u200b"
+
+
+def breakable(text: str, limit: int = TEXT_CHARS) -> str:
+    """Text for a table cell: cut to ``limit`` characters (marked with an ellipsis) and long runs without a space
+    given break opportunities (zero-width spaces), so no string runs off the page."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    words = text.split(" ")
+    if all(len(w) <= WORD_CHARS for w in words):
+        return text
+    return " ".join(w if len(w) <= WORD_CHARS else ZWSP.join(w[i:i + WORD_CHARS] for i in range(0, len(w), WORD_CHARS))
+                    for w in words)
+
+
 @dataclass(frozen=True)
 class Formatter:
     locale: str = "en"
@@ -86,7 +103,7 @@ class Formatter:
     def cell(self, value, kind: str) -> str:
         """One table cell by its column's kind."""
         if kind == "text":
-            return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+            return "" if value is None or (isinstance(value, float) and math.isnan(value)) else breakable(str(value))
         if kind == "bool":
             return UNKNOWN if value is None else ("yes" if value else "no")
         if missing(value):
