@@ -12,7 +12,7 @@ import mimetypes
 from pathlib import Path
 
 from .charts import efficiency_chart
-from .figures import capacity_chart, daily_chart, tradeoff_chart, wait_cdf_chart
+from .figures import capacity_chart, daily_chart, tradeoff_chart, unique_ids, wait_cdf_chart
 from .formats import Formatter
 from .glossary import TERMS
 from .notices import write_notices
@@ -48,7 +48,7 @@ def _charts(run: Run, cfg) -> dict:
     if daily is not None and not daily.empty:
         out["daily"] = daily_chart(daily, cfg.accent)
     if run.efficiency is not None and len(run.efficiency):
-        out["efficiency"] = efficiency_chart(run.efficiency)
+        out["efficiency"] = unique_ids(efficiency_chart(run.efficiency), "efficiency")
     w = run.whatif
     if w is not None:
         rec = (w.get("recommended") or {}).get("scenario")

@@ -5,6 +5,7 @@ recovered capacity against kills, wait-time CDFs and the capacity search.  Each 
 from __future__ import annotations
 
 import io
+import re
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -16,10 +17,17 @@ PALETTE = ("#2f5d8a", "#c0504d", "#9bbb59", "#8064a2", "#f79646", "#4bacc6", "#7
 GREY = "#8a8a8a"
 
 
-def _svg(fig: Figure) -> str:
+def _svg(fig: Figure, prefix: str) -> str:
+    """The figure as inline SVG, its element ids prefixed so that several charts share one HTML page."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
-    return _strip_prolog(buf.getvalue())
+    return unique_ids(_strip_prolog(buf.getvalue()), prefix)
+
+
+def unique_ids(svg: str, prefix: str) -> str:
+    svg = re.sub(r'\bid="', f'id="{prefix}-', svg)
+    svg = re.sub(r'xlink:href="#', f'xlink:href="#{prefix}-', svg)
+    return re.sub(r"url\(#", f"url(#{prefix}-", svg)
 
 
 def _style(ax) -> None:
@@ -62,7 +70,7 @@ def daily_chart(daily, accent: str = PALETTE[0]) -> str:
         fig.text(0.5, 0.01, "solid: allocated (occupancy); dashed: used (occupancy × utilisation), by day (MM-DD)",
                  ha="center", fontsize=7, color="#555555")
         fig.tight_layout(rect=(0, 0.05, 1, 1))
-        return _svg(fig)
+        return _svg(fig, "daily")
 
 
 def tradeoff_chart(rows: list[dict], recommended: str | None) -> str:
@@ -89,7 +97,7 @@ def tradeoff_chart(rows: list[dict], recommended: str | None) -> str:
         _style(ax)
         ax.legend(fontsize=7, frameon=False)
         fig.tight_layout()
-        return _svg(fig)
+        return _svg(fig, "tradeoff")
 
 
 def wait_cdf_chart(curves: dict[str, list]) -> str:
@@ -110,7 +118,7 @@ def wait_cdf_chart(curves: dict[str, list]) -> str:
         _style(ax)
         ax.legend(fontsize=7, frameon=False, loc="lower right")
         fig.tight_layout()
-        return _svg(fig)
+        return _svg(fig, "waits")
 
 
 def capacity_chart(probes: dict[str, list], pool_names: dict) -> str:
@@ -140,4 +148,4 @@ def capacity_chart(probes: dict[str, list], pool_names: dict) -> str:
         axes[0].set_ylabel("p95 wait")
         axes[0].legend(fontsize=6.5, frameon=False)
         fig.tight_layout()
-        return _svg(fig)
+        return _svg(fig, "capacity")

@@ -30,7 +30,8 @@ NUMBER = re.compile(r"[$]?\d[\d,]*(?:\.\d+)?(?:%|G)?|\d+-\d\d:\d\d:\d\d|\d\d:\d\
 @pytest.fixture(scope="module")
 def week(tmp_path_factory):
     out = tmp_path_factory.mktemp("week-report")
-    cfg = ReportConfig(client="Example University", risk=(0.9,), top_accounts=2)
+    cfg = ReportConfig(client="Example University", risk=(0.9,), top_accounts=2, anonymise=True,
+                       salt="week-test-salt")
     audit([WEEK], out, config=cfg, whatif_options={"serial": True, "quiet": True})
     return out
 
@@ -145,3 +146,42 @@ def test_html_and_pdf_come_from_one_context(week):
     html = (week / "report.html").read_text(encoding="utf-8")
     assert "<svg" in html and "Recoverable capacity" in html and "Example University" in html
     assert not re.search(r"(?:src|href)\s*=\s*[\"']?\s*https?:|url\(\s*[\"']?https?:", html)
+
+
+def originals() -> set[str]:
+    """Every user and account name of the week's sacct text (the Account, Group and User fields)."""
+    with open(WEEK / "sacct.txt", encoding="utf-8") as fh:
+        head = fh.readline().rstrip("\n").split("|")
+        cols = [head.index(c) for c in ("Account", "User")]
+        return {f for line in fh for i, f in enumerate(line.rstrip("\n").split("|")) if i in cols and f}
+
+
+def test_anonymised_outputs_hold_no_original_name(week):
+    import duckdb
+    import pyarrow.parquet as pq
+
+    names = originals()
+    assert len(names) > 10
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)).encode())
+    hits = []
+    for path in week.rglob("*"):
+        if not path.is_file():
+            continue
+        if pattern.search(path.read_bytes()):
+            hits.append(str(path.relative_to(week)))
+        if path.suffix == ".parquet":  # compressed: read the strings back
+            table = pq.read_table(path)
+            for col in table.column_names:
+                if str(table.schema.field(col).type) in ("string", "large_string"):
+                    if names & set(v for v in table[col].to_pylist() if v):
+                        hits.append(f"{path.name}:{col}")
+    con = duckdb.connect(str(week / "reclaim.duckdb"), read_only=True)
+    for (tbl,) in con.execute("select table_name from information_schema.tables").fetchall():
+        for (col,) in con.execute("select column_name from information_schema.columns where table_name = ? and "
+                                  "data_type = 'VARCHAR'", [tbl]).fetchall():
+            got = {r[0] for r in con.execute(f'select distinct "{col}" from "{tbl}"').fetchall()}
+            if names & got:
+                hits.append(f"reclaim.duckdb:{tbl}.{col}")
+    assert hits == []
+    notices = [p.stem for p in (week / "notices").glob("*.txt")]
+    assert notices and all(n.startswith("user-") for n in notices)
