@@ -63,7 +63,7 @@ class Formatter:
             return self._sep(f"{x:,.1f}")
         if x == 0 or abs(x) >= 0.1:
             return self._sep(f"{x:,.2f}")
-        return self._sep(f"{x:.4f}".rstrip("0"))
+        return self._sep(f"{x:.4f}".rstrip("0").rstrip("."))
 
     def pct(self, ratio) -> str:
         if missing(ratio):
