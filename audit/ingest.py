@@ -3,6 +3,7 @@ its ledger and quarantine, and write the store."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,12 +32,13 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None) -> IngestResult:
+                telemetry_out: Path | None = None, stage=None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
-    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).
+    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  ``stage(name)``
+    (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join as ``telemetry``.
     """
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
@@ -64,7 +66,9 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
-    joined = extra.attach(jobs)
+    timing = stage("telemetry") if stage is not None and (extra.pending or extra.ledgers) else nullcontext()
+    with timing:
+        joined = extra.attach(jobs)
     quarantine.extend(joined.quarantine.rows)
     ledger = ledger_dict(ledgers + joined.ledgers)
     ledger["skipped_files"] = skipped
@@ -77,7 +81,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           pseudonyms=None) -> IngestResult:
+           pseudonyms=None, stage=None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
 
     ``pseudonyms`` (:class:`audit.anonymise.Pseudonyms`): users and accounts are replaced before anything but
@@ -85,7 +89,8 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
-    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet")
+    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
+                         stage=stage)
     result.out = out
     if pseudonyms is not None:
         _anonymise(result, pseudonyms, out)

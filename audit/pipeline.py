@@ -51,7 +51,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     out = Path(out)
     with prog.stage("ingest"):
         ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
-                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None)
+                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage)
     shape = cluster_shape or ing.cluster_shape
     book = price_book or cfg.price_book
     with prog.stage("accounting"):

@@ -37,8 +37,15 @@ def _style(ax) -> None:
 
 
 def _hours(x, _pos=None) -> str:
-    h = x / 3600.0
-    return f"{h:,.0f} h" if h >= 10 else f"{h:,.1f} h"
+    """An axis tick in seconds as people read a wait: ``30 s``, ``15 min``, ``2.5 h``, ``3 d``."""
+    if x < 60:
+        return f"{x:,.0f} s"
+    if x < 3600:
+        return f"{x / 60:,.0f} min"
+    if x < 86400 * 2:
+        h = x / 3600.0
+        return f"{h:,.0f} h" if h >= 10 else f"{h:,.1f} h"
+    return f"{x / 86400:,.1f} d"
 
 
 def daily_chart(daily, accent: str = PALETTE[0]) -> str:
@@ -138,10 +145,13 @@ def capacity_chart(probes: dict[str, list], pool_names: dict) -> str:
                 for r in pts:
                     ax.plot([r["nodes"]], [r["p95_wait_s"]], marker="o", markersize=3.5, color=PALETTE[k],
                             markerfacecolor=PALETTE[k] if r["passed"] else "white")
+            xs = sorted({r["nodes"] for rows in probes.values() for r in rows if r["pool"] == pool})
+            if xs and len(xs) <= 8:
+                ax.set_xticks(xs)
+                ax.set_xlim(xs[0] - 0.5, xs[-1] + 0.5)
             ax.set_title(pool_names.get(pool, "cluster"), fontsize=8)
             ax.yaxis.set_major_formatter(FuncFormatter(_hours))
             ax.set_xlabel("nodes", fontsize=7)
-            ax.xaxis.get_major_locator().set_params(integer=True)
             _style(ax)
         for ax in axes[len(pools):]:
             ax.set_visible(False)

@@ -92,22 +92,31 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
     usd = (rec.get("dollars") or {}).get(w.get("price_book")) or {}
     lo, hi = rec.get("nodes_recovered_p5"), rec.get("nodes_recovered_p95")
     state = "found" if rec["nodes_recovered"] > 0 else "zero"
-    if state == "found" and (rec["share_recovered"] < LITTLE_SHARE or (lo is not None and lo < 1)):
+    actual = ((w.get("capacity") or {}).get("actual") or {}).get("nodes_recovered")
+    if state == "found" and (rec["share_recovered"] < LITTLE_SHARE or (lo is not None and lo < 1)
+                             or (actual is not None and actual >= rec["nodes_recovered"])):
         state = "little"
     return {**base, "state": state, "nodes": fmt.int(rec["nodes_recovered"]), "share": fmt.pct(rec["share_recovered"]),
             "month": fmt.money(usd.get("usd_per_month")), "year": fmt.money(usd.get("usd_per_year")),
             "book": w.get("price_book"), "interval": None if lo is None else f"{fmt.int(lo)}–{fmt.int(hi)}",
             "replicates": (w.get("shaken") or {}).get("replicates"),
-            "nodes_word": "node" if rec["nodes_recovered"] == 1 else "nodes", "low": lo}
+            "nodes_word": "node" if rec["nodes_recovered"] == 1 else "nodes", "low": lo,
+            "actual_nodes": actual, "actual_fmt": fmt.int(actual),
+            "nodes_raw": rec["nodes_recovered"]}
 
 
 def decision(r: dict, ex: dict, tops: list) -> list[str]:
     first = (tops[0]["title"][:1].lower() + tops[0]["title"][1:]) if tops else "the findings"
     if r["state"] == "little":
-        why = (f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} nodes"
-               if r.get("low") is not None and r["low"] < 1 else f"that is only {r['share']} of the cluster")
+        if r.get("actual_nodes") is not None and r["actual_nodes"] >= r["nodes_raw"]:
+            why = (f"the requests as made already keep today's service on {r['actual_fmt']} fewer, so right-sizing "
+                   "adds none")
+        elif r.get("low") is not None and r["low"] < 1:
+            why = f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} nodes"
+        else:
+            why = f"that is only {r['share']} of the cluster"
         return [f"The replay frees little: {r['nodes']} {r['nodes_word']} of {r['total']} at the {r['level']} level "
-                f"({r['mode']} mode), and {why}, so no firm capacity saving is claimed.",
+                f"({r['mode']} mode), and {why}; no firm capacity saving is claimed.",
                 f"The case for acting rests on the findings, starting with {first}: their fixes shorten queues and "
                 "free capacity that the replay does not count on."]
     if r["state"] == "found":
