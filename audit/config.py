@@ -19,8 +19,8 @@ from pathlib import Path
 from .accounting.findings import Thresholds
 from .textio import InputError, read_toml
 
-PAGES = ("summary", "findings", "capacity", "recoverable", "recommendations", "accounts", "methods", "quality",
-         "glossary")
+PAGES = ("summary", "findings", "capacity", "recoverable", "recommendations", "accounts", "trend", "methods",
+         "quality", "glossary")
 LOCALES = ("en", "de", "fr")
 CURRENCIES = {"USD": "$", "EUR": "€", "GBP": "£", "CHF": "CHF\u00a0", "JPY": "¥", "CAD": "CA$", "AUD": "A$",
               "SEK": "SEK\u00a0", "NOK": "NOK\u00a0", "DKK": "DKK\u00a0"}

@@ -3,16 +3,27 @@ its ledger and quarantine, and write the store."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+import tomllib
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import pandas as pd
 
 from .cluster_shape import is_cluster_shape
 from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
-from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
+from .readers import (
+    NODES,
+    READABLE,
+    TELEMETRY,
+    detect_format,
+    expand_paths,
+    is_pilot_tarball,
+    read_jobs_file,
+    read_pilot,
+)
 from .store import read_jobs, write_store
 from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
@@ -32,15 +43,59 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None, stage=None) -> IngestResult:
+                telemetry_out: Path | None = None, extract_to: Path | None = None, stage=None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
-    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  ``stage(name)``
-    (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join as ``telemetry``.
+    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  A pilot
+    tarball (``reclaim collect``) is extracted into ``extract_to`` (a temporary folder when None), checked
+    against its manifest and read as the files it lists; a job found in two daily chunks is kept once.
+    ``stage(name)`` (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join
+    as ``telemetry``.
     """
-    named = {Path(p) for p in paths if not Path(p).is_dir()}
+    with ExitStack() as stack:
+        pilots, paths = _open_pilots(paths, extract_to, stack)
+        result = _read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=telemetry_out,
+                              named_pilot_files=[f for p in pilots for f in p.files], stage=stage)
+        if pilots:
+            result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
+        return result
+
+
+def _open_pilots(paths, extract_to, stack) -> tuple[list, list]:
+    pilots, out = [], []
+    for p in paths:
+        if not is_pilot_tarball(p):
+            out.append(p)
+            continue
+        base = Path(extract_to) if extract_to is not None else Path(stack.enter_context(TemporaryDirectory()))
+        pilot = read_pilot(p, base)
+        pilots.append(pilot)
+        out += pilot.files
+    return pilots, out
+
+
+def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool) -> IngestResult:
+    """Jobs found in two daily chunks (sacct's window has a few minutes' slack) kept once, from the later."""
+    jobs = result.jobs
+    dup = jobs.duplicated(subset=["cluster", "job_id"], keep="last").to_numpy()
+    result.jobs = jobs.loc[~dup].reset_index(drop=True)
+    result.ledger["pilot"] = {
+        "tarballs": [{"file": str(p.tarball), "kind": p.manifest.get("kind"), "since": p.manifest.get("since"),
+                      "until": p.manifest.get("until"), "commands": len(p.manifest.get("commands", [])),
+                      "failed_commands": p.manifest.get("failed", 0)} for p in pilots],
+        "duplicate_jobs_dropped": int(dup.sum()),
+    }
+    shapes = [p.shape for p in pilots if p.shape is not None]
+    if result.cluster_shape is None and len(shapes) == 1:
+        # a temporary folder is gone once the inputs are read: then the shape travels as its table
+        result.cluster_shape = shapes[0] if keep_paths else tomllib.loads(shapes[0].read_text(encoding="utf-8"))
+    return result
+
+
+def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files, stage=None) -> IngestResult:
+    named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
     quarantine = Quarantine()
@@ -81,22 +136,28 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           pseudonyms=None, stage=None) -> IngestResult:
+           pseudonyms=None, stage=None, extract_to=None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
+    A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``; with
+    ``pseudonyms``, a temporary folder, so that no raw export with real names is left among the outputs).
 
     ``pseudonyms`` (:class:`audit.anonymise.Pseudonyms`): users and accounts are replaced before anything but
     the streamed telemetry is written, and that is rewritten with its labels scrubbed."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
-    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
-                         stage=stage)
-    result.out = out
-    if pseudonyms is not None:
-        _anonymise(result, pseudonyms, out)
-    write_store(result.out, result.jobs, result.ledger, result.quarantine)
-    shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
-                                  result.cluster_shape)
+    with ExitStack() as stack:
+        if extract_to is None:
+            extract_to = (Path(stack.enter_context(TemporaryDirectory(prefix="reclaim-pilot-")))
+                          if pseudonyms is not None else out / "pilot")
+        result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone,
+                             telemetry_out=out / "telemetry.parquet", stage=stage, extract_to=Path(extract_to))
+        result.out = out
+        if pseudonyms is not None:
+            _anonymise(result, pseudonyms, out)
+        write_store(result.out, result.jobs, result.ledger, result.quarantine)
+        shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
+                                      result.cluster_shape)  # a shape from a temporary folder is copied here
     if shape is not None:
         result.cluster_shape = shape
     return result

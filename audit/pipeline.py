@@ -4,14 +4,19 @@ the what-if sweep)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pandas as pd
 
 from . import __version__
 from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest, read_table
+from .textio import InputError
 
 
 @dataclass
@@ -31,13 +36,18 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None, config=None, progress=None) -> AuditResult:
+          log=None, config=None, progress=None, stamp: str | None = None, extract_to=None, trend=None,
+          month: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The predictions and the
     what-if sweep (``whatif/``) run when ``whatif`` (the sweep needs a cluster shape); ``whatif_options`` go to
     :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped;
     ``config``: a :class:`audit.config.ReportConfig`; ``progress``: a :class:`audit.progress.Progress`.
+    ``stamp`` is the report's generation time (default: now, or ``SOURCE_DATE_EPOCH``); ``extract_to`` where a
+    pilot tarball is unpacked (default ``out/pilot``); ``trend`` (earlier months' figures, one row each, from
+    :func:`audit.monthly.history`) is written with this run as the latest row labelled ``month`` to
+    ``trend.csv``, which adds the trend page.
     """
     from reports.document import write_report
 
@@ -51,7 +61,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     out = Path(out)
     with prog.stage("ingest"):
         ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
-                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage)
+                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage,
+                     extract_to=extract_to)
     shape = cluster_shape or ing.cluster_shape
     book = price_book or cfg.price_book
     with prog.stage("accounting"):
@@ -80,10 +91,25 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     rec = (summary_w or {}).get("recommended") or {}
     level = rec.get("level") or (0.9 if 0.9 in cfg.risk else max(cfg.risk))
     write_recommendations(acc, ing.jobs, frame, level, out)
+    write_trend(out, trend, month, acc.summary, summary_w)
     with prog.stage("report"):
-        written = write_report(out, cfg, {"generated_at": generated_at(), "version": __version__})
+        written = write_report(out, cfg, {"generated_at": stamp or generated_at(), "version": __version__})
     prog.done()
     return AuditResult(ingest=ing, summary=acc.summary, report_pdf=written["pdf"], report_html=written["html"])
+
+
+def write_trend(out: Path, trend, month: str | None, summary: dict, whatif_summary: dict | None) -> Path | None:
+    """``out/trend.csv``: the earlier months' figures and this run's (labelled ``month``) as the latest row;
+    nothing (and an earlier file removed) without earlier months."""
+    path = Path(out) / "trend.csv"
+    path.unlink(missing_ok=True)
+    if trend is None or not len(trend):
+        return None
+    from .monthly import month_figures
+
+    now = pd.DataFrame([{"month": month or "this run", **month_figures(summary, whatif_summary)}])
+    pd.concat([trend, now], ignore_index=True).to_csv(path, index=False)
+    return path
 
 
 def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,
@@ -113,3 +139,108 @@ def whatif(paths, *, procs: int | None = None, cluster_shape=None, out=None, fmt
     runner = {k: options.pop(k) for k in ("scheduler", "serial", "workers", "quiet", "price_book") if k in options}
     return run(table, cluster_shape=None if procs else (cluster_shape or found), procs=procs, out=out,
                options=Options(**options), **runner)
+
+
+#: exit codes of ``reclaim monthly`` (docs/pilot.md): cron and systemd act on them
+EXIT_OK, EXIT_INPUT, EXIT_PARTIAL, EXIT_BUSY = 0, 2, 4, 75
+
+
+class PartialCollection(RuntimeError):
+    """The month's collection had failed commands: nothing is published."""
+
+
+@dataclass
+class MonthlyResult:
+    month: str
+    folder: Path
+    summary: dict
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """``YYYY-MM`` → its first instant and the first instant of the next month (naive, the cluster's time)."""
+    try:
+        start = datetime.strptime(month, "%Y-%m")
+    except ValueError:
+        raise InputError(f"--month must be YYYY-MM, got {month!r}") from None
+    end = datetime(start.year + (start.month == 12), start.month % 12 + 1, 1)
+    return start, end
+
+
+def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
+            whatif_options: dict | None = None, wait_s: float = 0.0, collect=None, log=None, config=None,
+            progress=None) -> MonthlyResult:
+    """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
+    the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
+    ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
+
+    One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
+    of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
+    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``config`` (a
+    :class:`audit.config.ReportConfig`: branding, price book, risk levels, thresholds, pages, anonymisation) and
+    ``progress`` go to :func:`audit` as they are.
+    """
+    from .collect import collect_slurm
+    from .monthly import (
+        groups_of,
+        history,
+        locked,
+        markdown,
+        month_figures,
+        monthly_summary,
+        movers,
+        publish,
+        record_month,
+        staging,
+        textfile,
+        write_atomic,
+    )
+
+    start, end = month_bounds(month)
+    out = Path(out)
+    db = out / "reclaim.duckdb"
+    with locked(out, wait_s):
+        work = staging(out, month)
+        if inputs:
+            paths = [Path(p) for p in inputs]
+        else:
+            raw = out / ".collect" / month
+            run_collect = collect or (lambda folder, since, until: collect_slurm(folder, since=since, until=until))
+            tarball, manifest = run_collect(raw, start.isoformat(), end.isoformat())
+            if manifest.failed:
+                raise PartialCollection(f"{len(manifest.failed)} collection commands failed (see {raw}): "
+                                        f"the month is not published")
+            paths = [tarball]
+        earlier, groups_before = history(db)
+        earlier = earlier[earlier["month"] < month] if len(earlier) else earlier
+        run = work / month
+        result = audit(paths, run, price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
+                       whatif_options=whatif_options, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
+                       extract_to=out / ".collect" / month / "extracted", trend=earlier if len(earlier) else None,
+                       month=month, config=config, progress=progress)
+        (run / "reclaim.duckdb").unlink(missing_ok=True)  # months live side by side in out/reclaim.duckdb
+        whatif_summary = _read_json(run / "whatif" / "summary.json")
+        figures = month_figures(result.summary, whatif_summary)
+        groups = groups_of(run)
+        previous_month = earlier["month"].iloc[-1] if len(earlier) else None
+        previous = earlier.iloc[-1].drop("month").dropna().to_dict() if len(earlier) else None
+        merged = groups.assign(month=month)
+        if len(groups_before):
+            merged = pd.concat([groups_before[groups_before["month"] < month], merged], ignore_index=True)
+        cluster = str(result.summary.get("cluster") or "cluster")
+        summary = monthly_summary(month, figures, previous, previous_month, movers(merged, month, previous_month),
+                                  cluster)
+        prom = textfile(month, figures, int(end.replace(tzinfo=UTC).timestamp()), cluster)
+        (run / "monthly.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (run / "summary.md").write_text(markdown(summary), encoding="utf-8")
+        (run / "reclaim.prom").write_text(prom, encoding="utf-8")
+        publish(run, out / month)
+        shutil.rmtree(work, ignore_errors=True)
+        record_month(db, month, figures, groups)
+        latest, _ = history(db)
+        if len(latest) and latest["month"].iloc[-1] == month:
+            write_atomic(out / "reclaim.prom", prom)
+    return MonthlyResult(month=month, folder=out / month, summary=summary)
+
+
+def _read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

@@ -27,12 +27,13 @@ from .sections import (
     recommendations,
     recoverable,
     scenario_label,
+    trend,
 )
 from .tables import shown, write_tables
 
 TITLES = {"summary": "Executive summary", "findings": "Findings", "capacity": "Where the capacity is",
           "recoverable": "Recoverable capacity", "recommendations": "Right-sizing recommendations",
-          "accounts": "Accounts", "methods": "Methods", "quality": "Appendix: data quality", "glossary": "Glossary"}
+          "accounts": "Accounts", "trend": "Trend", "methods": "Methods", "quality": "Appendix: data quality", "glossary": "Glossary"}
 
 
 def _logo(path) -> str | None:
@@ -105,6 +106,10 @@ def build_context(run: Run, cfg, meta: dict) -> tuple[dict, list[dict]]:
             ctx["recommendations"] = {**rec, "tables": add(*rec["tables"])}
     if "accounts" in pages:
         ctx["accounts"] = [{"name": a["name"], "tables": add(*a["tables"])} for a in accounts(run, cfg)]
+    if "trend" in pages:
+        t = trend(run)
+        if t is not None:
+            ctx["trend"] = {**t, "tables": add(*t["tables"])}
     if "methods" in pages:
         m = methods(run, fmt)
         ctx["methods"] = {**m, "tables": add(*m["tables"])}

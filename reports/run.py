@@ -14,7 +14,7 @@ CSV_FILES = {
     "findings": "findings.csv", "by_cause": "findings_by_cause.csv", "findings_by_account": "findings_by_account.csv",
     "daily": "occupancy_daily.csv", "gpu_types": "gpu_types.csv", "by_account": "aggregates/by_account.csv",
     "by_user": "aggregates/by_user.csv", "account_user": "aggregates/by_account_user.csv",
-    "recommendations": "recommendations.csv", "calibration": "prediction_calibration.csv",
+    "recommendations": "recommendations.csv", "calibration": "prediction_calibration.csv", "trend": "trend.csv",
 }
 
 
@@ -46,7 +46,7 @@ def read_run(folder) -> Run:
         p = folder / name
         if p.exists() and p.stat().st_size > 0:
             frames[key] = pd.read_csv(p, keep_default_na=True, dtype={"user": str, "account": str,
-                                                                      "account_path": str, "job_family": str})
+                                                                      "account_path": str, "job_family": str, "month": str})
     eff = folder / "efficiency.parquet"
     sample = []
     q = folder / "quarantine.csv"

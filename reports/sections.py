@@ -334,6 +334,27 @@ def accounts(run, cfg) -> list[dict]:
     return pages
 
 
+# --- trend ---------------------------------------------------------------------------------------
+
+TREND_COLUMNS = (("month", "month", "text"), ("jobs", "jobs", "int"), ("cost_usd_alloc", "allocated USD", "usd"),
+                 ("cost_usd_idle", "idle USD", "usd"), ("cpu_efficiency", "CPU eff.", "pct"),
+                 ("mem_efficiency", "memory eff.", "pct"), ("gpu_efficiency", "GPU eff.", "pct"),
+                 ("whatif_nodes_recovered", "nodes recoverable", "int"),
+                 ("whatif_usd_per_month", "recoverable USD a month", "usd"))
+
+
+def trend(run) -> dict | None:
+    """Month by month, as the monthly run stored them (``trend.csv``: the earlier months and this one, the latest
+    last); None when the run has no earlier months."""
+    months = run.frame("trend")
+    if months is None or months.empty:
+        return None
+    cols = [c for c in TREND_COLUMNS if c[0] in months.columns]
+    rows = [[r.get(k) for k, _, _ in cols] for r in _records(months)]
+    t = table("trend", "Month by month, the latest last", [(label, kind) for _, label, kind in cols], rows)
+    return {"intro": f"The last {len(rows)} months audited by the monthly run, the latest last.", "tables": [t]}
+
+
 # --- methods, data quality ------------------------------------------------------------------------
 
 def methods(run, fmt: Formatter) -> dict:
