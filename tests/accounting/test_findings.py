@@ -92,3 +92,32 @@ def test_without_the_cluster_shape_the_shape_findings_are_not_measured():
     f = account_jobs(table(*CLEAN, *PLANTED.values())).findings.table.set_index("finding")
     for name in ("multinode_fewer_nodes", "cores_per_gpu", "memory_per_gpu"):
         assert pd_isna(f.loc[name, "measured_jobs"]) and f.loc[name, "jobs"] == 0
+
+
+def test_a_hand_built_store_through_the_files_and_the_report(tmp_path):
+    """The planted month written as a store, accounted from disk as ``reclaim account`` does, and reported:
+    findings_jobs.csv holds each planted job under its finding and nothing else, and the report's findings
+    table shows one job for each."""
+    import csv
+
+    from audit.accounting import account
+    from audit.config import ReportConfig
+    from audit.ledger import Quarantine
+    from audit.store import write_store
+    from reports.document import write_report
+
+    store = tmp_path / "store"
+    write_store(store, table(*CLEAN, *PLANTED.values()), {"files": [], "totals": {}, "balanced": True}, Quarantine())
+    account(store, cluster_shape=SHAPE)
+    with open(store / "findings_jobs.csv", newline="", encoding="utf-8") as fh:
+        got = {(r["finding"], r["job_id"]) for r in csv.DictReader(fh)}
+    assert got == {(name, row["job_id"]) for name, row in PLANTED.items()}
+    with open(store / "findings.csv", newline="", encoding="utf-8") as fh:
+        assert {r["finding"]: r["jobs"] for r in csv.DictReader(fh)} == {name: "1" for name in PLANTED}
+    write_report(store, ReportConfig(pages=("summary", "findings")), {"generated_at": "2026-01-01T00:00:00+00:00"})
+    with open(store / "tables" / "findings.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    jobs = rows[0].index("jobs")
+    assert len(rows) - 1 == len(PLANTED) and all(r[jobs] == "1" for r in rows[1:])
+    html = (store / "report.html").read_text(encoding="utf-8")
+    assert all(FINDINGS[name][0] in html for name in PLANTED)
