@@ -4,6 +4,7 @@ pseudonyms stable for a salt."""
 from __future__ import annotations
 
 import io
+import time
 
 import pandas as pd
 import pytest
@@ -110,3 +111,24 @@ def test_units_people_use():
     assert f.duration(171000) == "1-23:30:00" and f.duration(59) == "00:00:59"
     assert f.gib(282.2) == "282G" and f.gib(3.52) == "3.5G" and f.money(3.4) == "$3.40"
     assert f.number(0.000123) == "0.0001" and "e" not in f.number(1e-7) and f.number(None) == "n/a"
+
+
+def test_a_long_stage_says_so_every_heartbeat_and_no_minute_is_silent():
+    out = io.StringIO()
+    p = Progress(out, tty=False, heartbeat_s=0.2)
+    with p.stage("predictions"):
+        p.count("predictions", 7, "targets")
+        time.sleep(0.75)
+    lines = out.getvalue().splitlines()
+    beats = [ln for ln in lines if "still running" in ln]
+    assert 2 <= len(beats) <= 4 and all(ln.startswith("reclaim: predictions … still running, ") for ln in beats)
+    assert beats[0].endswith("(7 targets done)") and lines[-1].startswith("reclaim: predictions ")
+    tty = io.StringIO()
+    t = Progress(tty, tty=True, heartbeat_s=0.2)
+    with t.stage("ingest"):
+        time.sleep(0.5)
+    assert "\rreclaim: ingest … still running" in tty.getvalue()
+    silent = io.StringIO()
+    with Progress(silent, quiet=True, heartbeat_s=0.1).stage("ingest"):
+        time.sleep(0.3)
+    assert silent.getvalue() == ""
