@@ -63,6 +63,8 @@ def executive(run, cfg, fmt: Formatter) -> dict:
     for n, b in others:
         rows.append([f"idle cost per month, {n}", b.get("cost_usd_idle_per_month"),
                      f"summary.json: cost_by_book.{n}.cost_usd_idle_per_month"])
+        rows.append([f"idle cost per year, {n}", b.get("cost_usd_idle_per_year"),
+                     f"summary.json: cost_by_book.{n}.cost_usd_idle_per_year"])
     rec = (w or {}).get("recommended") or {}
     for key in ("nodes_recovered", "nodes_recovered_p5", "nodes_recovered_p95", "share_recovered",
                 "kills_per_1000_jobs", "gpu_hours_lost"):
