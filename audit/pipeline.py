@@ -72,15 +72,19 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     if whatif:
         from .whatif import Options, prediction_frame
         from .whatif import whatif as run_whatif
+        from .whatif.runner import Runner
 
         options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
+        opts = dict(whatif_options or {})
         with prog.stage("predictions"):
             levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
-            frame = prediction_frame(ing.jobs, Options(risk=levels))
+            # one target per task, side by side on the what-if's kind of runner
+            with Runner(opts.get("scheduler"), serial=bool(opts.get("serial")), workers=opts.get("workers"),
+                        progress=False, on_done=lambda done: prog.count("predictions", done, "targets")) as runner:
+                frame = prediction_frame(ing.jobs, Options(risk=levels), runner=runner)
             if frame is not None:
                 frame.to_parquet(out / "predictions.parquet", index=False)
         if shape is not None:
-            opts = dict(whatif_options or {})
             with prog.stage("what-if"):
                 result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
                                     predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),

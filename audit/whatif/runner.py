@@ -85,9 +85,8 @@ class Runner:
 
     def _tick(self) -> None:
         self.done += 1
-        if self.on_done is not None:
-            if self.progress:
-                self.on_done(self.done)
+        if self.on_done is not None:  # the caller draws (or not) as it sees fit
+            self.on_done(self.done)
         elif self.progress:
             sys.stderr.write(f"\rwhat-if: {self.done} {self.label} done")
             sys.stderr.flush()
