@@ -32,13 +32,22 @@ def notice(user: str, rows: list[dict], fmt: Formatter, cluster: str, prepared_b
 
 
 def write_notices(recs, folder: Path, fmt: Formatter, cluster: str, prepared_by: str) -> list[Path]:
+    """One notice per user as ``folder/USER.txt`` (the name made safe; ``USER-2.txt`` … when two users' safe
+    names meet); notices an earlier run left there are removed first."""
     folder = Path(folder)
+    for old in folder.glob("*.txt") if folder.is_dir() else ():
+        old.unlink()
     if recs is None or recs.empty:
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, taken = [], set()
     for user, g in recs.groupby("user", sort=True):
-        name = UNSAFE.sub("_", str(user))[:80] or "_"
+        base = UNSAFE.sub("_", str(user))[:80] or "_"
+        name, k = base, 1
+        while name.lower() in taken:
+            k += 1
+            name = f"{base}-{k}"
+        taken.add(name.lower())
         path = folder / f"{name}.txt"
         path.write_text(notice(str(user), g.to_dict("records"), fmt, cluster, prepared_by), encoding="utf-8")
         written.append(path)

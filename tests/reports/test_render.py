@@ -139,3 +139,23 @@ def test_template_loader_stays_inside_the_package():
     with pytest.raises(Exception, match="report.html"):
         env.get_template("../templates/report.html")
     assert env.get_template("report.html") is not None
+
+
+# --- notices -----------------------------------------------------------------------------------
+
+def test_notices_one_file_per_user_even_when_safe_names_meet(tmp_path):
+    from reports.formats import Formatter
+    from reports.notices import write_notices
+
+    row = {"account": "a", "job_family": "run", "resource": "memory", "unit": "GiB", "jobs": 3, "ask": 8.0,
+           "need_p50": 1.0, "need_p90": 2.0, "need_p99": 3.0, "request": 3.0, "frees": 5.0, "frees_unit": "GiB-h",
+           "slurm": "--mem=3G"}
+    recs = pd.DataFrame([{**row, "user": u} for u in ("a/b", "a_b", "A_b", "../x")])
+    folder = tmp_path / "notices"
+    folder.mkdir()
+    (folder / "gone.txt").write_text("an earlier run's notice")
+    paths = write_notices(recs, folder, Formatter(), "c", "Reclaim")
+    assert len(paths) == 4 and len({p.name.lower() for p in paths}) == 4
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in paths)
+    assert all(p.parent == folder for p in paths)
+    assert {p.read_text().splitlines()[0] for p in paths} == {f"To: {u}" for u in recs["user"]}
