@@ -35,8 +35,11 @@ def shown(t: dict, fmt: Formatter) -> dict:
 
 
 def write_tables(tables: list[dict], folder: Path) -> list[Path]:
+    """``folder/NAME.csv`` for every table, and nothing else there (an earlier run's tables are removed)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.csv"):
+        old.unlink()
     written = []
     for t in tables:
         path = folder / f"{t['name']}.csv"

@@ -159,3 +159,14 @@ def test_notices_one_file_per_user_even_when_safe_names_meet(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in paths)
     assert all(p.parent == folder for p in paths)
     assert {p.read_text().splitlines()[0] for p in paths} == {f"To: {u}" for u in recs["user"]}
+
+
+def test_tables_folder_holds_exactly_the_report_tables(tmp_path):
+    from reports.tables import table, write_tables
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "stale.csv").write_text("from a run with more pages\n")
+    write_tables([table("one", "One", [("n", "int")], [[1], [2]])], folder)
+    assert [p.name for p in folder.iterdir()] == ["one.csv"]
+    assert (folder / "one.csv").read_text().splitlines() == ["n", "1", "2"]
