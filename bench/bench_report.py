@@ -1,7 +1,7 @@
 """The report of the generated 122,000-job month: context, charts, HTML and PDF.  Target: < 30 s.
 
 The month (``reclaim generate``, with telemetry) is generated and ingested once into ``bench/data/report-run``
-and accounted there; the what-if is not run here (about 30 minutes on two cores): when
+and accounted there; the what-if is not run here (55 min on two shared cores on 2026-12-01): when
 ``bench/data/report-run/whatif/summary.json`` exists (``reclaim whatif bench/data/report-run``), the report
 includes it and the recommendations from its ``predictions.parquet``.  Only the report is timed.
 """
