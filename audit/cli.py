@@ -58,18 +58,24 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
               help="Fit and save the submit-time advisor's model in DIR/model (about a minute per 100,000 jobs).")
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
+@click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
+              help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
 def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, advisor_model, scheduler, serial,
-          quiet) -> None:
-    """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON) into DIR."""
+          config_path, quiet) -> None:
+    """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON, CSV) into DIR."""
     from .accounting import PriceBookError
+    from .config import load_config
     from .pipeline import audit as run_audit
+    from .progress import Progress
 
     try:
+        config = load_config(config_path)
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
                            cluster_shape=cluster_shape, whatif=whatif, advisor_model=advisor_model,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
-                           log=None if quiet else lambda text: click.echo(text, err=True))
+                           log=None if quiet else lambda text: click.echo(text, err=True), config=config,
+                           progress=Progress(quiet=quiet))
     except (InputError, PriceBookError, ValueError) as exc:
         _fail(exc)
     click.echo(f"report: {result.report_pdf}")
@@ -285,22 +291,29 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 @click.option("--serial", is_flag=True, help="What-if replays in this process.")
 @click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
-@click.option("--quiet", is_flag=True)
-def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model, serial, wait_s, quiet) -> None:
+@click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
+              help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
+@click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
+def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model, serial, wait_s, config_path,
+            quiet) -> None:
     """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
 
     Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
     published); 75 another monthly run holds the lock (try again later)."""
     from .accounting import PriceBookError
+    from .config import load_config
     from .monthly import Busy
     from .pipeline import EXIT_BUSY, EXIT_PARTIAL, PartialCollection
     from .pipeline import monthly as run_monthly
+    from .progress import Progress
 
     try:
+        config = load_config(config_path)
         result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
                              price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
                              whatif_options={"serial": serial, "quiet": quiet},
-                             log=None if quiet else lambda text: click.echo(text, err=True))
+                             log=None if quiet else lambda text: click.echo(text, err=True), config=config,
+                             progress=Progress(quiet=quiet))
     except Busy as exc:
         click.echo(f"reclaim: {exc}", err=True)
         sys.exit(EXIT_BUSY)

@@ -4,7 +4,7 @@ its ledger and quarantine, and write the store."""
 from __future__ import annotations
 
 import tomllib
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -43,7 +43,7 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None, extract_to: Path | None = None) -> IngestResult:
+                telemetry_out: Path | None = None, extract_to: Path | None = None, stage=None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
@@ -51,11 +51,13 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  A pilot
     tarball (``reclaim collect``) is extracted into ``extract_to`` (a temporary folder when None), checked
     against its manifest and read as the files it lists; a job found in two daily chunks is kept once.
+    ``stage(name)`` (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join
+    as ``telemetry``.
     """
     with ExitStack() as stack:
         pilots, paths = _open_pilots(paths, extract_to, stack)
         result = _read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=telemetry_out,
-                              named_pilot_files=[f for p in pilots for f in p.files])
+                              named_pilot_files=[f for p in pilots for f in p.files], stage=stage)
         if pilots:
             result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
         return result
@@ -92,7 +94,7 @@ def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool) -> Inges
     return result
 
 
-def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files) -> IngestResult:
+def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files, stage=None) -> IngestResult:
     named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
@@ -119,7 +121,9 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
-    joined = extra.attach(jobs)
+    timing = stage("telemetry") if stage is not None and (extra.pending or extra.ledgers) else nullcontext()
+    with timing:
+        joined = extra.attach(jobs)
     quarantine.extend(joined.quarantine.rows)
     ledger = ledger_dict(ledgers + joined.ledgers)
     ledger["skipped_files"] = skipped
@@ -132,21 +136,40 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           extract_to=None) -> IngestResult:
+           pseudonyms=None, stage=None, extract_to=None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
-    A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``)."""
+    A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``; with
+    ``pseudonyms``, a temporary folder, so that no raw export with real names is left among the outputs).
+
+    ``pseudonyms`` (:class:`audit.anonymise.Pseudonyms`): users and accounts are replaced before anything but
+    the streamed telemetry is written, and that is rewritten with its labels scrubbed."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
-    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
-                         extract_to=Path(extract_to) if extract_to is not None else out / "pilot")
-    result.out = out
-    write_store(result.out, result.jobs, result.ledger, result.quarantine)
-    shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
-                                  result.cluster_shape)
+    with ExitStack() as stack:
+        if extract_to is None:
+            extract_to = (Path(stack.enter_context(TemporaryDirectory(prefix="reclaim-pilot-")))
+                          if pseudonyms is not None else out / "pilot")
+        result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone,
+                             telemetry_out=out / "telemetry.parquet", stage=stage, extract_to=Path(extract_to))
+        result.out = out
+        if pseudonyms is not None:
+            _anonymise(result, pseudonyms, out)
+        write_store(result.out, result.jobs, result.ledger, result.quarantine)
+        shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,
+                                      result.cluster_shape)  # a shape from a temporary folder is copied here
     if shape is not None:
         result.cluster_shape = shape
     return result
+
+
+def _anonymise(result: IngestResult, p, out: Path) -> None:
+    from .anonymise import anonymise_frame, anonymise_jobs, anonymise_parquet, anonymise_quarantine
+
+    result.jobs = anonymise_jobs(result.jobs, p)
+    result.quarantine = Quarantine(rows=anonymise_quarantine(result.quarantine.rows, p))
+    result.telemetry = anonymise_frame(result.telemetry, p)
+    anonymise_parquet(out / "telemetry.parquet", p)
 
 
 def read_table(paths, *, fmt: str = "auto", timezone: str = "UTC") -> tuple[pd.DataFrame, Path | None]:

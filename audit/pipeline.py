@@ -18,8 +18,6 @@ from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest, read_table
 from .textio import InputError
 
-QUARANTINE_SAMPLE = 20
-
 
 @dataclass
 class AuditResult:
@@ -38,56 +36,91 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          advisor_model: bool = True, log=None, stamp: str | None = None, extract_to=None, trend=None,
+          advisor_model: bool = True, log=None, config=None, progress=None,
+          stamp: str | None = None, extract_to=None, trend=None,
           month: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
-    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
-    (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
-    :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
+    ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The predictions and the
+    what-if sweep (``whatif/``) run when ``whatif`` (the sweep needs a cluster shape); ``whatif_options`` go to
+    :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped;
+    ``config``: a :class:`audit.config.ReportConfig`; ``progress``: a :class:`audit.progress.Progress`.
     ``advisor_model`` fits the submit-time advisor's model and saves it in ``out/model``
     (:func:`predictors.submit.fit`; about a minute of one core per 100,000 jobs), so that
     ``reclaim predict SCRIPT --history OUT`` loads it.
     ``stamp`` is the report's generation time (default: now, or ``SOURCE_DATE_EPOCH``); ``extract_to`` where a
     pilot tarball is unpacked (default ``out/pilot``); ``trend`` (earlier months' figures, one row each, from
-    :func:`audit.monthly.history`) adds the trend page, this run as the latest row labelled ``month``.
+    :func:`audit.monthly.history`) is written with this run as the latest row labelled ``month`` to
+    ``trend.csv``, which adds the trend page.
     """
-    from reports.context import build_context
-    from reports.render import render_report
-    from reports.sections import account_sections, trend_section, whatif_section
+    from reports.document import write_report
 
+    from .accounting import write_recommendations
+    from .anonymise import Pseudonyms
+    from .config import ReportConfig
+    from .progress import Progress
+
+    cfg = config or ReportConfig()
+    prog = progress or Progress(quiet=True)
     out = Path(out)
-    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, extract_to=extract_to)
+    with prog.stage("ingest"):
+        ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
+                     pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage,
+                     extract_to=extract_to)
     shape = cluster_shape or ing.cluster_shape
-    acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
-    write_account(acc, out)
-    sections = account_sections(acc)
-    whatif_summary = None
-    if whatif and shape is not None:
+    book = price_book or cfg.price_book
+    with prog.stage("accounting"):
+        acc = account_jobs(ing.jobs, price_book=book, cluster_shape=shape, thresholds=cfg.thresholds)
+        write_account(acc, out)
+    frame, summary_w = None, None
+    if whatif:
+        from .whatif import Options, prediction_frame
         from .whatif import whatif as run_whatif
+        from .whatif.runner import Runner
 
-        whatif_summary = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=price_book,
-                                    **(whatif_options or {})).summary
-        sections["replay"] = whatif_section(whatif_summary)
-    elif whatif and log is not None:
-        log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
+        options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
+        opts = dict(whatif_options or {})
+        with prog.stage("predictions"):
+            levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
+            # one target per task, side by side on the what-if's kind of runner
+            with Runner(opts.get("scheduler"), serial=bool(opts.get("serial")), workers=opts.get("workers"),
+                        progress=False, on_done=lambda done: prog.count("predictions", done, "targets")) as runner:
+                frame = prediction_frame(ing.jobs, Options(risk=levels), runner=runner)
+            if frame is not None:
+                frame.to_parquet(out / "predictions.parquet", index=False)
+        if shape is not None:
+            with prog.stage("what-if"):
+                result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
+                                    predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),
+                                    progress=lambda done: prog.count("what-if", done), **opts)
+            summary_w = result.summary
+        elif log is not None:
+            log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
+    rec = (summary_w or {}).get("recommended") or {}
+    level = rec.get("level") or (0.9 if 0.9 in cfg.risk else max(cfg.risk))
+    write_recommendations(acc, ing.jobs, frame, level, out)
+    write_trend(out, trend, month, acc.summary, summary_w)
     if advisor_model:
-        save_advisor_model(out, log, fitted_at=stamp)
-    summary = acc.summary
-    ledger = dict(ing.ledger)
-    ledger["quarantine_sample"] = [
-        dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
-    ]
-    if trend is not None and len(trend):
-        from .monthly import month_figures
+        with prog.stage("advisor model"):
+            save_advisor_model(out, log, fitted_at=stamp)
+    with prog.stage("report"):
+        written = write_report(out, cfg, {"generated_at": stamp or generated_at(), "version": __version__})
+    prog.done()
+    return AuditResult(ingest=ing, summary=acc.summary, report_pdf=written["pdf"], report_html=written["html"])
 
-        now = pd.DataFrame([{"month": month or "this run", **month_figures(summary, whatif_summary)}])
-        sections["trend"] = trend_section(pd.concat([trend, now], ignore_index=True))
-    context = build_context(summary, ledger, acc.efficiency, {"generated_at": stamp or generated_at(),
-                                                               "version": __version__},
-                            sections=sections)
-    written = render_report(context, out)
-    return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
+
+def write_trend(out: Path, trend, month: str | None, summary: dict, whatif_summary: dict | None) -> Path | None:
+    """``out/trend.csv``: the earlier months' figures and this run's (labelled ``month``) as the latest row;
+    nothing (and an earlier file removed) without earlier months."""
+    path = Path(out) / "trend.csv"
+    path.unlink(missing_ok=True)
+    if trend is None or not len(trend):
+        return None
+    from .monthly import month_figures
+
+    now = pd.DataFrame([{"month": month or "this run", **month_figures(summary, whatif_summary)}])
+    pd.concat([trend, now], ignore_index=True).to_csv(path, index=False)
+    return path
 
 
 def save_advisor_model(out: Path, log=None, *, fitted_at: str | None = None) -> Path | None:
@@ -170,16 +203,18 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
 
 
 def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
-            whatif_options: dict | None = None, advisor_model: bool = True, wait_s: float = 0.0, collect=None,
-            log=None) -> MonthlyResult:
+            whatif_options: dict | None = None, advisor_model: bool = True, wait_s: float = 0.0, collect=None, log=None, config=None,
+            progress=None) -> MonthlyResult:
     """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
     the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
     ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
 
     One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
     of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
-    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``advisor_model`` leaves the
-    submit-time advisor's model in ``out/YYYY-MM/model`` (``reclaim predict SCRIPT --history out/YYYY-MM``).
+    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``config`` (a
+    :class:`audit.config.ReportConfig`: branding, price book, risk levels, thresholds, pages, anonymisation) and
+    ``progress`` go to :func:`audit` as they are; ``advisor_model`` leaves the submit-time advisor's model in
+    ``out/YYYY-MM/model`` (``reclaim predict SCRIPT --history out/YYYY-MM``).
     """
     from .collect import collect_slurm
     from .monthly import (
@@ -219,7 +254,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
         result = audit(paths, run, price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
                        whatif_options=whatif_options, advisor_model=advisor_model, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
                        extract_to=out / ".collect" / month / "extracted", trend=earlier if len(earlier) else None,
-                       month=month)
+                       month=month, config=config, progress=progress)
         (run / "reclaim.duckdb").unlink(missing_ok=True)  # months live side by side in out/reclaim.duckdb
         whatif_summary = _read_json(run / "whatif" / "summary.json")
         figures = month_figures(result.summary, whatif_summary)

@@ -97,14 +97,3 @@ def html_to_pdf(html: str, pdf_path: Path, fetcher: URLFetcher | None = None) ->
     fetcher = fetcher if fetcher is not None else LocalOnlyFetcher(root)
     HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=fetcher).write_pdf(pdf_path)
     return pdf_path
-
-
-def render_report(context: dict, out_dir: Path) -> dict[str, Path]:
-    """Write ``report.html`` and ``report.pdf`` into ``out_dir``; return their paths under keys html and pdf."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    html = render_html(context)
-    html_path = out_dir / "report.html"
-    html_path.write_text(html, encoding="utf-8")
-    pdf_path = html_to_pdf(html, out_dir / "report.pdf")
-    return {"html": html_path, "pdf": pdf_path}

@@ -1,171 +1,420 @@
-"""Report sections built from the accounting stage's results: they pick and label figures, never compute them."""
+"""The report's sections, each picked from the run folder's files (:class:`.run.Run`) and labelled: they choose,
+order and word figures the stages computed, and never compute one.  Each returns a dict the template reads,
+with its tables (:func:`.tables.table`, raw values; formatted and written to ``tables/`` by :mod:`.document`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-TOP_ROWS = 10
+from .formats import Formatter
+from .tables import plain, table
+
+LITTLE_SHARE = 0.05  # a recovery under 5 % of the cluster, or whose shaken interval reaches 0, is called little
+RESOURCE_LABELS = {"memory": "memory", "time": "time limit", "cores": "cores"}
+POLICY_LABELS = {"fifo": "FIFO", "easy": "EASY backfill", "fairshare": "fair share (Fair Tree)",
+                 "budget": "GPU budgets per account", "shared_pool": "one shared pool"}
 
 
-def _rows(frame: pd.DataFrame, columns: list[str]) -> list[list]:
-    return [[None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in row]
-            for row in frame[columns].head(TOP_ROWS).itertuples(index=False, name=None)]
+def _records(frame: pd.DataFrame | None) -> list[dict]:
+    if frame is None or frame.empty:
+        return []
+    return [{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
-def dollars_section(summary: dict) -> dict | None:
-    """The two accounting views side by side, never added together, with the price book that priced them."""
-    if "cost_usd_alloc" not in summary:
-        return None
-    book = summary.get("price_book_detail", {})
-    per_resource = [
-        ["CPU", summary.get("cost_usd_cpu_alloc"), summary.get("cost_usd_cpu_idle")],
-        ["Memory", summary.get("cost_usd_mem_alloc"), summary.get("cost_usd_mem_idle")],
-        ["GPU", summary.get("cost_usd_gpu_alloc"), summary.get("cost_usd_gpu_idle")],
-        ["Total", summary.get("cost_usd_alloc"), summary.get("cost_usd_idle")],
-    ]
-    prices = [["vCPU-hour", book["cpu"]["usd_per_hour"], book["cpu"]["source"], book["cpu"]["date"]],
-              ["GiB-hour of memory", book["memory"]["usd_per_hour"], book["memory"]["source"], book["memory"]["date"]]]
-    prices += [[f"GPU-hour, {k}", v["usd_per_hour"], v["source"], v["date"]] for k, v in book.get("gpu", {}).items()]
-    intro = (f"Priced with the book '{book.get('name')}' dated {book.get('date')} ({book.get('description')}). "
-             "Per-resource view: each allocated and each idle unit priced on its own, as OpenCost does; idle covers "
-             "the jobs whose use is known. Dominant-resource view: each job pays for the share of its nodes it blocks. "
-             "The two views answer different questions and are never added together.")
-    tables = [
-        {"caption": "Per-resource view (USD)", "columns": ["resource", "allocated", "idle"], "rows": per_resource},
-        {"caption": "Allocated cost of jobs whose use is unknown (USD)", "columns": ["view", "USD"],
-         "rows": [["per-resource", summary.get("cost_usd_alloc_usage_unknown")]]},
-    ]
-    if summary.get("cost_usd_dominant") is not None:
-        tables.append({"caption": "Dominant-resource view (USD)", "columns": ["view", "allocated"],
-                       "rows": [["dominant resource", summary.get("cost_usd_dominant")]]})
-    tables.append({"caption": "Prices", "columns": ["unit", "USD per hour", "source", "date"], "rows": prices})
-    return {"title": "Dollars", "intro": intro, "tables": tables}
+def level_label(level) -> str:
+    return "n/a" if level is None else f"p{level * 100:g}"
 
 
-def occupancy_section(summary: dict) -> dict | None:
-    occ = summary.get("occupancy") or {}
-    parts = occ.get("partitions")
-    if not parts:
-        return None
-    rows = [[p, d.get("core_hours_alloc"), d.get("cpu_occupancy"), d.get("cpu_utilisation"), d.get("gpu_hours_alloc"),
-             d.get("gpu_occupancy"), d.get("gpu_utilisation")] for p, d in sorted(parts.items())]
-    intro = ("Occupancy (occ.) is what was allocated out of the partition's capacity; utilisation (util.) is what was "
-             f"used of what was allocated (jobs with known use). Period: {occ.get('hours')} hours.")
-    if occ.get("cpu_occupancy") is not None:
-        intro += f" Whole cluster: CPU occupancy {occ['cpu_occupancy']:.1%}"
-        if occ.get("gpu_occupancy") is not None:
-            intro += f", GPU occupancy {occ['gpu_occupancy']:.1%}"
-        intro += "."
-    return {"title": "Occupancy and utilisation", "intro": intro, "tables": [{
-        "caption": "By partition (ratios 0–1)",
-        "columns": ["partition", "core-h alloc.", "CPU occ.", "CPU util.", "GPU-h alloc.", "GPU occ.", "GPU util."],
-        "rows": rows}]}
+def scenario_label(name: str, s: dict | None = None) -> str:
+    if s is None or s.get("kind") != "rightsized":
+        return {"actual": "requests as made", "oracle": "perfect knowledge (oracle)"}.get(name, name)
+    at = level_label(s["level"]) if s.get("level") is not None else s.get("predictor")
+    return f"right-sized at {at}, {s['mode']}"
 
 
-def top_n_section(top: dict) -> dict:
-    gpu, mem, failed = top["idle_gpu_hours_by_user"], top["memory_over_request_jobs"], top["failed_work_by_user"]
-    return {"title": "Top users and jobs", "intro": "The ten largest of each list.", "tables": [
-        {"caption": "Idle GPU-hours by user", "columns": ["user", "jobs", "GPU-h allocated", "GPU-h used",
-                                                          "GPU-h idle", "GPU efficiency"],
-         "rows": _rows(gpu, ["user", "jobs", "gpu_hours_alloc", "gpu_hours_used", "gpu_hours_idle", "gpu_efficiency"])},
-        {"caption": "Worst memory over-requests (GiB-hours requested but never used)",
-         "columns": ["job", "user", "requested GiB", "peak GiB", "request / peak", "unused GiB-h"],
-         "rows": _rows(mem, ["job_id", "user", "req_gib", "peak_gib", "over_request", "unused_gib_hours"])},
-        {"caption": "Most failed work by user (allocated core-hours of failed jobs)",
-         "columns": ["user", "failed jobs", "failed core-h", "all jobs"],
-         "rows": _rows(failed, ["user", "failed_jobs", "failed_core_hours", "jobs"])},
-    ]}
+# --- executive summary ----------------------------------------------------------------------------
+
+def top_findings(run, n: int = 3) -> list[dict]:
+    rows = [r for r in _records(run.frame("findings")) if r.get("usd") and r["usd"] > 0]
+    return sorted(rows, key=lambda r: -r["usd"])[:n]
 
 
-def failed_work_section(summary: dict, failed: pd.DataFrame) -> dict:
-    by_state = [[s, summary["failed_jobs_by_state"][s], h, summary["failed_gpu_hours_by_state"][s]]
-                for s, h in summary["failed_hours_by_state"].items()]
-    biggest = failed.sort_values("core_s_alloc", ascending=False, kind="stable")
-    return {"title": "Failed work", "intro": "Resources held by jobs that ended OUT_OF_MEMORY, TIMEOUT, NODE_FAIL, "
-            "FAILED or PREEMPTED (CANCELLED shown apart), and what the data says about the largest of them.",
-            "tables": [
-                {"caption": "By final state", "columns": ["state", "jobs", "core-h allocated", "GPU-h allocated"],
-                 "rows": by_state},
-                {"caption": "Largest failed jobs", "columns": ["job", "user", "state", "diagnosis"],
-                 "rows": _rows(biggest, ["job_id", "user", "state", "diagnosis"])},
-            ]}
-
-
-def caveats_section(quality: list[dict], coverage: dict) -> dict:
-    rows = [[q["caveat"], q["meaning"], q["jobs"], q["share_of_core_hours"], q["share_of_gpu_hours"]] for q in quality]
-    intro = ("Known gaps in the input, the jobs each affects and its share of the allocated core- and GPU-hours. "
-             f"Use is known for {_pct(coverage.get('cpu'))} of allocated core-hours, {_pct(coverage.get('memory'))} "
-             f"of memory GiB-hours and {_pct(coverage.get('gpu'))} of GPU-hours.")
-    return {"title": "Appendix: data-quality caveats", "intro": intro, "tables": [{
-        "caption": "Caveats", "columns": ["caveat", "meaning", "jobs", "share of core-h", "share of GPU-h"],
-        "rows": rows}]}
-
-
-def _pct(x) -> str:
-    return "an unknown share" if x is None else f"{x:.1%}"
-
-
-def account_sections(result) -> dict:
-    """All the sections the accounting stage contributes to the report."""
-    s = result.summary
-    out = {"top_n": top_n_section(result.top), "failed_work": failed_work_section(s, result.failed),
-           "caveats": caveats_section(result.quality, s.get("usage_coverage", {}))}
-    for name, block in (("dollars", dollars_section(s)), ("occupancy", occupancy_section(s))):
-        if block is not None:
-            out[name] = block
+def executive(run, cfg, fmt: Formatter) -> dict:
+    s, w = run.summary, run.whatif
+    book = s.get("price_book")
+    books = s.get("cost_by_book") or {}
+    others = [(name, b) for name, b in books.items() if name != book]
+    tops = top_findings(run)
+    out = {"book": book, "waste_share": fmt.pct(s.get("waste_share")),
+           "idle_month": fmt.money(s.get("cost_usd_idle_per_month")),
+           "idle_year": fmt.money(s.get("cost_usd_idle_per_year")),
+           "idle_period": fmt.money(s.get("cost_usd_idle")), "alloc_period": fmt.money(s.get("cost_usd_alloc")),
+           "others": [{"book": n, "month": fmt.money(b.get("cost_usd_idle_per_month")),
+                       "year": fmt.money(b.get("cost_usd_idle_per_year"))} for n, b in others],
+           "coverage_cpu": fmt.pct((s.get("usage_coverage") or {}).get("cpu")),
+           "coverage_gpu": fmt.pct((s.get("usage_coverage") or {}).get("gpu")),
+           "findings": [{"title": r["title"], "jobs": fmt.int(r["jobs"]), "users": fmt.int(r["users"]),
+                         "usd": fmt.money(r["usd"])} for r in tops]}
+    out["recoverable"] = recoverable_headline(w, fmt)
+    out["decision"] = decision(out["recoverable"], out, tops)
+    rows = [["idle share of allocated compute (use known)", s.get("waste_share"), "summary.json: waste_share"],
+            [f"idle cost per month, {book}", s.get("cost_usd_idle_per_month"), "summary.json: cost_usd_idle_per_month"],
+            [f"idle cost per year, {book}", s.get("cost_usd_idle_per_year"), "summary.json: cost_usd_idle_per_year"]]
+    for n, b in others:
+        rows.append([f"idle cost per month, {n}", b.get("cost_usd_idle_per_month"),
+                     f"summary.json: cost_by_book.{n}.cost_usd_idle_per_month"])
+        rows.append([f"idle cost per year, {n}", b.get("cost_usd_idle_per_year"),
+                     f"summary.json: cost_by_book.{n}.cost_usd_idle_per_year"])
+    rec = (w or {}).get("recommended") or {}
+    for key in ("nodes_recovered", "nodes_recovered_p5", "nodes_recovered_p95", "share_recovered",
+                "kills_per_1000_jobs", "gpu_hours_lost"):
+        if key in rec:
+            rows.append([f"recommended level: {key}", rec.get(key), f"whatif/summary.json: recommended.{key}"])
+    for r in tops:
+        rows.append([f"finding: {r['title']} (USD)", r["usd"], "findings.csv: usd"])
+    out["table"] = table("executive_summary", "The figures of page 1 and where they come from",
+                         [("figure", "text"), ("value", "num"), ("source", "text")], rows)
     return out
 
 
-def whatif_section(whatif: dict) -> dict:
-    """Recoverable capacity from ``whatif/summary.json``: the recommendation, the trade-off over the risk
-    levels, each scenario's service and capacity, and the fidelity line."""
-    rec = whatif.get("recommended")
-    book = whatif.get("price_book")
-    nodes = whatif["cluster"]["nodes"]
+def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
+    """What page 1 says of recoverable capacity: ``state`` is ``absent``, ``none`` (no level within the
+    tolerance), ``unsearched``, ``zero`` (nothing to recover) or ``found``."""
+    if w is None:
+        return {"state": "absent"}
+    rec = w.get("recommended")
+    tol = fmt.pct((w.get("options") or {}).get("tolerance"))
     if rec is None:
-        intro = (f"No right-sized scenario keeps kills within {whatif['options']['tolerance']:.1%} of jobs, "
-                 "so no level is recommended.")
-    elif rec.get("nodes_recovered") is None:
-        intro = f"Recommended level: {rec['scenario']} (the capacity search was not run)."
-    else:
-        usd = (rec.get("dollars") or {}).get(book) or {}
-        intro = (f"Recommended: {rec['scenario']}, {rec['nodes_recovered']} of {nodes} nodes recoverable "
-                 f"({rec['share_recovered']:.1%}), {usd.get('usd_per_month', 0):,.0f} USD a month at {book}, "
-                 f"for {rec['kills_per_1000_jobs']:.1f} kills per 1,000 jobs.")
-        if rec.get("nodes_recovered_p5") is not None:
-            intro += (f" Over {whatif['shaken']['replicates']} shaken copies of the month: "
-                      f"{rec['nodes_recovered_p5']:.0f}-{rec['nodes_recovered_p95']:.0f} nodes (5th-95th percentile).")
-    trade = [[r["scenario"], r["nodes_recovered"], r["share_recovered"], r["kills_per_1000_jobs"],
-              r["gpu_hours_lost"], "yes" if r["within_tolerance"] else "no"] for r in whatif.get("tradeoff", [])]
-    cap = whatif.get("capacity") or {}
-    scen = [[name, s["p95_wait_s"], s["mean_bounded_slowdown"], s["occupancy_cpus"], s["occupancy_gpus"],
-             (cap.get(name) or {}).get("nodes_recovered")] for name, s in whatif["scenarios"].items()]
-    f = whatif.get("fidelity") or {}
-    tables = [
-        {"caption": "Capacity recovered against failure cost, by risk level",
-         "columns": ["scenario", "nodes recovered", "share", "kills per 1,000 jobs", "GPU-h lost", "within tolerance"],
-         "rows": trade},
-        {"caption": "Service and capacity per scenario (p95 wait in seconds)",
-         "columns": ["scenario", "p95 wait s", "bounded slowdown", "CPU occ.", "GPU occ.", "nodes recovered"],
-         "rows": scen},
-        {"caption": "Fidelity: the replay of the requests as made against the logged schedule",
-         "columns": ["figure", "simulated", "logged"],
-         "rows": [["mean wait s", f.get("simulated_mean_wait_s"), f.get("logged_mean_wait_s")],
-                  ["CPU occupancy", f.get("simulated_occupancy_cpus"), f.get("logged_occupancy_cpus")],
-                  ["GPU occupancy", f.get("simulated_occupancy_gpus"), f.get("logged_occupancy_gpus")]]},
-    ]
-    return {"title": "Recoverable capacity", "intro": intro, "tables": tables}
+        return {"state": "none", "tolerance": tol}
+    base = {"level": level_label(rec.get("level")), "mode": rec.get("mode"), "tolerance": tol,
+            "kills": fmt.number(rec.get("kills_per_1000_jobs")), "gpu_lost": fmt.number(rec.get("gpu_hours_lost")),
+            "total": fmt.int(w["cluster"]["nodes"])}
+    if rec.get("nodes_recovered") is None:
+        return {**base, "state": "unsearched"}
+    usd = (rec.get("dollars") or {}).get(w.get("price_book")) or {}
+    lo, hi = rec.get("nodes_recovered_p5"), rec.get("nodes_recovered_p95")
+    state = "found" if rec["nodes_recovered"] > 0 else "zero"
+    actual = ((w.get("capacity") or {}).get("actual") or {}).get("nodes_recovered")
+    if state == "found" and (rec["share_recovered"] < LITTLE_SHARE or (lo is not None and lo < 1)
+                             or (actual is not None and actual >= rec["nodes_recovered"])):
+        state = "little"
+    return {**base, "state": state, "nodes": fmt.int(rec["nodes_recovered"]), "share": fmt.pct(rec["share_recovered"]),
+            "month": fmt.money(usd.get("usd_per_month")), "year": fmt.money(usd.get("usd_per_year")),
+            "book": w.get("price_book"), "interval": None if lo is None else f"{fmt.int(lo)}–{fmt.int(hi)}",
+            "replicates": (w.get("shaken") or {}).get("replicates"),
+            "nodes_word": "node" if rec["nodes_recovered"] == 1 else "nodes", "low": lo,
+            "actual_nodes": actual, "actual_fmt": fmt.int(actual),
+            "nodes_raw": rec["nodes_recovered"]}
 
 
-TREND_COLUMNS = (("month", "month"), ("jobs", "jobs"), ("cost_usd_alloc", "allocated USD"),
-                 ("cost_usd_idle", "idle USD"), ("cpu_efficiency", "CPU eff."), ("mem_efficiency", "memory eff."),
-                 ("gpu_efficiency", "GPU eff."), ("whatif_nodes_recovered", "nodes recoverable"))
+def decision(r: dict, ex: dict, tops: list) -> list[str]:
+    first = (tops[0]["title"][:1].lower() + tops[0]["title"][1:]) if tops else "the findings"
+    if r["state"] == "little":
+        if r.get("actual_nodes") is not None and r["actual_nodes"] >= r["nodes_raw"]:
+            why = (f"the requests as made already keep today's service on {r['actual_fmt']} fewer, so right-sizing "
+                   "adds none")
+        elif r.get("low") is not None and r["low"] < 1:
+            why = f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} nodes"
+        else:
+            why = f"that is only {r['share']} of the cluster"
+        return [f"The replay frees little: {r['nodes']} {r['nodes_word']} of {r['total']} at the {r['level']} level "
+                f"({r['mode']} mode), and {why}; no firm capacity saving is claimed.",
+                f"The case for acting rests on the findings, starting with {first}: their fixes shorten queues and "
+                "free capacity that the replay does not count on."]
+    if r["state"] == "found":
+        return [f"Right-sizing requests at the {r['level']} level ({r['mode']} mode) keeps today's waiting times "
+                f"on {r['nodes']} fewer {r['nodes_word']} of {r['total']}, worth {r['month']} a month, for {r['kills']} kills "
+                "per 1,000 jobs.",
+                f"This supports a paid pilot: apply the recommendations (section 5) for one month, starting with "
+                f"{first}, and measure the recovered capacity against this baseline."]
+    if r["state"] == "zero":
+        return ["The replay frees no node: at every risk level within the tolerance, today's waiting times need "
+                "the whole cluster, so no capacity is claimed here.",
+                f"The idle share ({ex['waste_share']}) is still worth acting on through the findings, starting with "
+                f"{first}; it buys shorter queues, not fewer nodes."]
+    if r["state"] == "none":
+        return [f"No risk level keeps kills within the tolerance ({r['tolerance']} of jobs), so no recoverable "
+                "capacity is claimed.",
+                f"The decision rests on the findings, starting with {first}, whose fixes need no prediction."]
+    if r["state"] == "unsearched":
+        return [f"The recommended level is {r['level']} ({r['mode']}) but the capacity search did not run, so no "
+                "node count is claimed.", "Rerun the what-if with the capacity search to size the pilot."]
+    return ["Recoverable capacity was not measured: the what-if did not run (it needs a cluster shape).",
+            f"The decision rests on the findings, starting with {first}."]
 
 
-def trend_section(months) -> dict:
-    """Month by month, as the monthly run stored them (``reclaim.duckdb`` of the monthly folder)."""
-    cols = [k for k, _ in TREND_COLUMNS if k in months.columns]
-    rows = [[None if (isinstance(v, float) and v != v) else v for v in row]
-            for row in months[cols].itertuples(index=False, name=None)]
-    return {"title": "Trend", "intro": f"The last {len(rows)} months audited, the latest last.",
-            "tables": [{"caption": "Month by month", "columns": [dict(TREND_COLUMNS)[k] for k in cols], "rows": rows}]}
+# --- findings -------------------------------------------------------------------------------------
+
+def findings(run, fmt: Formatter) -> dict:
+    rows = _records(run.frame("findings"))
+    t = table("findings", "Findings (Job Defense Shield's alerts): jobs, users, resource-hours and dollars",
+              [("finding", "text"), ("jobs", "int"), ("users", "int"), ("measured jobs", "int"),
+               ("resource-hours", "num"), ("unit", "text"), ("USD", "usd")],
+              [[r["title"], r["jobs"], r["users"], r["measured_jobs"], r["resource_hours"], r["unit"], r["usd"]]
+               for r in rows],
+              note="A job can show in several findings: their dollars overlap and are never added together. "
+                   "Measured jobs: those with the figures the test needs (n/a: needs the cluster shape).")
+    cause = table("findings_by_cause", "Failed work by cause",
+                  [("cause", "text"), ("jobs", "int"), ("users", "int"), ("core-h", "num"), ("GPU-h", "num"),
+                   ("USD", "usd"), ("fix", "text")],
+                  [[r["cause"], r["jobs"], r["users"], r["core_hours"], r["gpu_hours"], r["usd"], r["fix"]]
+                   for r in _records(run.frame("by_cause"))])
+    th = run.summary.get("findings_thresholds") or {}
+    return {"table": t, "by_cause": cause, "items": [
+        {"title": r["title"], "fix": r["fix"], "jobs": fmt.int(r["jobs"]), "usd": fmt.money(r["usd"]),
+         "priced": r["priced"]} for r in rows],
+        "thresholds": table("finding_thresholds", "Thresholds ([findings] of the config)",
+                            [("threshold", "text"), ("value", "num")], [[k, v] for k, v in th.items()])}
+
+
+# --- where the capacity is ------------------------------------------------------------------------
+
+def capacity(run, cfg, fmt: Formatter) -> dict:
+    s = run.summary
+    occ = (s.get("occupancy") or {}).get("partitions") or {}
+    parts = table("occupancy_by_partition", "Occupancy and utilisation by partition over the period",
+                  [("partition", "text"), ("core-h allocated", "num"), ("CPU occupancy", "pct"),
+                   ("CPU utilisation", "pct"), ("GPU-h allocated", "num"), ("GPU occupancy", "pct"),
+                   ("GPU utilisation", "pct")],
+                  [[p, d.get("core_hours_alloc"), d.get("cpu_occupancy"), d.get("cpu_utilisation"),
+                    d.get("gpu_hours_alloc"), d.get("gpu_occupancy"), d.get("gpu_utilisation")]
+                   for p, d in sorted(occ.items())])
+    dist = s.get("efficiency_distribution") or {}
+    names = {"cpu_eff": "CPU", "mem_eff": "memory", "time_eff": "time"}
+    eff = table("efficiency_distribution", "Per-job efficiency: jobs known and percentiles",
+                [("resource", "text"), ("jobs known", "int"), ("p10", "pct"), ("p25", "pct"), ("p50", "pct"),
+                 ("p75", "pct"), ("p90", "pct")],
+                [[names[k], d.get("known"), d.get("p10"), d.get("p25"), d.get("p50"), d.get("p75"), d.get("p90")]
+                 for k, d in dist.items()])
+    acc = run.frame("by_account")
+    top_acc = []
+    if acc is not None and not acc.empty:
+        key = "cost_usd_alloc" if "cost_usd_alloc" in acc else "core_hours_alloc"
+        top_acc = _records(acc[acc["level"] == 1].sort_values(key, ascending=False, kind="stable").head(cfg.top_rows))
+    accounts = table("top_accounts", "Top accounts by allocated cost",
+                     [("account", "text"), ("jobs", "int"), ("core-h", "num"), ("CPU eff.", "pct"), ("GPU-h", "num"),
+                      ("GPU eff.", "pct"), ("allocated USD", "usd"), ("idle USD", "usd")],
+                     [[r["account_path"], r["jobs"], r["core_hours_alloc"], r["cpu_efficiency"], r["gpu_hours_alloc"],
+                       r["gpu_efficiency"], r.get("cost_usd_alloc"), r.get("cost_usd_idle")] for r in top_acc])
+    users = run.frame("by_user")
+    top_u = []
+    if users is not None and not users.empty:
+        key = "cost_usd_alloc" if "cost_usd_alloc" in users else "core_hours_alloc"
+        top_u = _records(users.sort_values(key, ascending=False, kind="stable").head(cfg.top_rows))
+    users_t = table("top_users", "Top users by allocated cost",
+                    [("user", "text"), ("jobs", "int"), ("core-h", "num"), ("CPU eff.", "pct"), ("GPU-h", "num"),
+                     ("GPU eff.", "pct"), ("failed jobs", "int"), ("allocated USD", "usd"), ("idle USD", "usd")],
+                    [[r["user"], r["jobs"], r["core_hours_alloc"], r["cpu_efficiency"], r["gpu_hours_alloc"],
+                      r["gpu_efficiency"], r["failed_jobs"], r.get("cost_usd_alloc"), r.get("cost_usd_idle")]
+                     for r in top_u])
+    gpu = table("gpu_types", "GPU types",
+                [("GPU type", "text"), ("GPUs", "int"), ("jobs", "int"), ("GPU-h allocated", "num"),
+                 ("GPU-h used", "num"), ("utilisation", "pct"), ("allocated USD", "usd")],
+                [[r["gpu_type"], r["gpus"], r["jobs"], r["gpu_hours_alloc"], r["gpu_hours_used"], r["gpu_utilisation"],
+                  r["cost_usd_alloc"]] for r in _records(run.frame("gpu_types"))])
+    cov = s.get("usage_coverage") or {}
+    return {"tables": [parts, eff, accounts, users_t, gpu],
+            "coverage": {"cpu": fmt.pct(cov.get("cpu")), "memory": fmt.pct(cov.get("memory")),
+                         "gpu": fmt.pct(cov.get("gpu"))}}
+
+
+# --- recoverable capacity -------------------------------------------------------------------------
+
+def recoverable(w: dict, fmt: Formatter) -> dict:
+    scen = w.get("scenarios") or {}
+    trade = table("tradeoff", "Capacity recovered against failure cost, by risk level",
+                  [("scenario", "text"), ("nodes recovered", "int"), ("share of cluster", "pct"),
+                   ("kills per 1,000 jobs", "num"), ("GPU-h lost", "num"), ("core-h lost", "num"),
+                   ("within tolerance", "bool")],
+                  [[scenario_label(r["scenario"], scen.get(r["scenario"])), r["nodes_recovered"], r["share_recovered"],
+                    r["kills_per_1000_jobs"], r["gpu_hours_lost"], r["core_hours_lost"], r["within_tolerance"]]
+                   for r in w.get("tradeoff", [])])
+    cap = w.get("capacity") or {}
+    books = sorted({b for c in cap.values() for b in (c.get("dollars") or {})})
+    service = table("scenarios", "Service and capacity per scenario on the full cluster",
+                    [("scenario", "text"), ("p95 wait", "dur"), ("mean wait", "dur"), ("bounded slowdown", "num"),
+                     ("CPU occupancy", "pct"), ("GPU occupancy", "pct"), ("nodes recovered", "int")],
+                    [[scenario_label(n, e), e["p95_wait_s"], e["mean_wait_s"], e["mean_bounded_slowdown"],
+                      e["occupancy_cpus"], e["occupancy_gpus"], (cap.get(n) or {}).get("nodes_recovered")]
+                     for n, e in scen.items()])
+    dollars = table("capacity_dollars", "Dollars a month of the nodes recovered, by price book",
+                    [("scenario", "text"), *[(b, "usd") for b in books]],
+                    [[scenario_label(n, scen.get(n)), *[((c.get("dollars") or {}).get(b) or {}).get("usd_per_month")
+                                                        for b in books]] for n, c in cap.items()])
+    pol = w.get("policies") or {}
+    policies = table("policies", "Policy what-ifs: the requests as made under each scheduling policy",
+                     [("policy", "text"), ("mean wait", "dur"), ("p95 wait", "dur"), ("bounded slowdown", "num"),
+                      ("CPU occupancy", "pct"), ("GPU occupancy", "pct")],
+                     [[POLICY_LABELS.get(n, n), m["mean_wait_s"], m["p95_wait_s"], m["mean_bounded_slowdown"],
+                       m["occupancy_cpus"], m["occupancy_gpus"]] for n, m in pol.items()])
+    budget = (pol.get("budget") or {}).get("gpu_hours_by_account") or {}
+    budgets = table("budgets", "Delivered against entitled GPU-hours per account under budgets",
+                    [("account", "text"), ("entitled GPU-h", "num"), ("delivered GPU-h", "num")],
+                    [[a, d.get("entitled"), d.get("delivered")] for a, d in
+                     sorted(budget.items(), key=lambda kv: -(kv[1].get("entitled") or 0))])
+    f = w.get("fidelity") or {}
+    fidelity = (f"Fidelity: the replay of the requests as made waits {fmt.duration(f.get('simulated_mean_wait_s'))} "
+                f"on average against {fmt.duration(f.get('logged_mean_wait_s'))} logged; CPU occupancy "
+                f"{fmt.pct(f.get('simulated_occupancy_cpus'))} against {fmt.pct(f.get('logged_occupancy_cpus'))}, "
+                f"GPU occupancy {fmt.pct(f.get('simulated_occupancy_gpus'))} against "
+                f"{fmt.pct(f.get('logged_occupancy_gpus'))}.")
+    tables = [trade, service, dollars, policies] + ([budgets] if budget else [])
+    return {"tables": tables, "fidelity": fidelity, "tolerance": fmt.pct((w.get("options") or {}).get("tolerance")),
+            "recommended": scenario_label(w["recommended"]["scenario"], scen.get(w["recommended"]["scenario"]))
+            if w.get("recommended") else None}
+
+
+# --- recommendations ------------------------------------------------------------------------------
+
+def _need_kind(unit: str) -> str:
+    return {"GiB": "gib", "s": "dur", "cores": "num"}.get(unit, "num")
+
+
+def recommendations(run, cfg) -> dict | None:
+    recs = run.frame("recommendations")
+    if recs is None:
+        return None
+    out = []
+    for res in ("memory", "time", "cores"):
+        rows = _records(recs[recs["resource"] == res].head(cfg.top_rows))
+        if not rows:
+            continue
+        kind = _need_kind(rows[0]["unit"])
+        out.append(table(f"recommendations_{res}", f"Right-sized {RESOURCE_LABELS[res]} requests, largest savings first",
+                         [("user", "text"), ("job family", "text"), ("jobs", "int"), ("asks", kind),
+                          ("needs p50", kind), ("p90", kind), ("p99", kind), ("ask instead", "text"),
+                          (f"frees {rows[0]['frees_unit']}", "num")],
+                         [[r["user"], r["job_family"], r["jobs"], r["ask"], r["need_p50"], r["need_p90"], r["need_p99"],
+                           r["slurm"], r["frees"]] for r in rows]))
+    return {"tables": out, "rows": int(len(recs)), "users": int(recs["user"].nunique()) if len(recs) else 0}
+
+
+# --- per-account pages ----------------------------------------------------------------------------
+
+def accounts(run, cfg) -> list[dict]:
+    acc = run.frame("by_account")
+    if acc is None or acc.empty:
+        return []
+    key = "cost_usd_alloc" if "cost_usd_alloc" in acc else "core_hours_alloc"
+    tops = _records(acc[acc["level"] == 1].sort_values(key, ascending=False, kind="stable").head(cfg.top_accounts))
+    fba, au, recs = run.frame("findings_by_account"), run.frame("account_user"), run.frame("recommendations")
+    titles = {r["finding"]: r["title"] for r in _records(run.frame("findings"))}
+    pages = []
+    for k, a in enumerate(tops):
+        name = a["account_path"]
+        slug = f"account_{k + 1}"
+        totals = table(f"{slug}_totals", f"{name}: totals",
+                       [("jobs", "int"), ("core-h", "num"), ("CPU eff.", "pct"), ("GPU-h", "num"), ("GPU eff.", "pct"),
+                        ("failed jobs", "int"), ("allocated USD", "usd"), ("idle USD", "usd")],
+                       [[a["jobs"], a["core_hours_alloc"], a["cpu_efficiency"], a["gpu_hours_alloc"],
+                         a["gpu_efficiency"], a["failed_jobs"], a.get("cost_usd_alloc"), a.get("cost_usd_idle")]])
+        f_rows = _records(fba[fba["account"].astype(str) == name]) if fba is not None else []
+        found = table(f"{slug}_findings", f"{name}: findings",
+                      [("finding", "text"), ("jobs", "int"), ("users", "int"), ("resource-hours", "num"),
+                       ("USD", "usd")],
+                      [[titles.get(r["finding"], r["finding"]), r["jobs"], r["users"], r["resource_hours"], r["usd"]]
+                       for r in f_rows])
+        u_rows = []
+        if au is not None:
+            sub = au[au["account"].astype(str) == name]
+            ukey = "cost_usd_alloc" if "cost_usd_alloc" in sub else "core_hours_alloc"
+            u_rows = _records(sub.sort_values(ukey, ascending=False, kind="stable").head(cfg.top_rows))
+        users = table(f"{slug}_users", f"{name}: users",
+                      [("user", "text"), ("jobs", "int"), ("core-h", "num"), ("CPU eff.", "pct"), ("GPU-h", "num"),
+                       ("GPU eff.", "pct"), ("allocated USD", "usd")],
+                      [[r["user"], r["jobs"], r["core_hours_alloc"], r["cpu_efficiency"], r["gpu_hours_alloc"],
+                        r["gpu_efficiency"], r.get("cost_usd_alloc")] for r in u_rows])
+        r_rows = []
+        if recs is not None and len(recs):
+            r_rows = _records(recs[recs["account"].astype(str).str.split("/").str[0] == name].head(5))
+        rec_t = table(f"{slug}_recommendations", f"{name}: first recommendations",
+                      [("user", "text"), ("job family", "text"), ("resource", "text"), ("ask instead", "text"),
+                       ("frees", "num"), ("unit", "text")],
+                      [[r["user"], r["job_family"], RESOURCE_LABELS.get(r["resource"], r["resource"]), r["slurm"],
+                        r["frees"], r["frees_unit"]] for r in r_rows])
+        pages.append({"name": name, "tables": [t for t in (totals, found, users, rec_t) if t["rows"]]})
+    return pages
+
+
+# --- trend ---------------------------------------------------------------------------------------
+
+TREND_COLUMNS = (("month", "month", "text"), ("jobs", "jobs", "int"), ("cost_usd_alloc", "allocated USD", "usd"),
+                 ("cost_usd_idle", "idle USD", "usd"), ("cpu_efficiency", "CPU eff.", "pct"),
+                 ("mem_efficiency", "memory eff.", "pct"), ("gpu_efficiency", "GPU eff.", "pct"),
+                 ("whatif_nodes_recovered", "nodes recoverable", "int"),
+                 ("whatif_usd_per_month", "recoverable USD a month", "usd"))
+
+
+def trend(run) -> dict | None:
+    """Month by month, as the monthly run stored them (``trend.csv``: the earlier months and this one, the latest
+    last); None when the run has no earlier months."""
+    months = run.frame("trend")
+    if months is None or months.empty:
+        return None
+    cols = [c for c in TREND_COLUMNS if c[0] in months.columns]
+    rows = [[r.get(k) for k, _, _ in cols] for r in _records(months)]
+    t = table("trend", "Month by month, the latest last", [(label, kind) for _, label, kind in cols], rows)
+    return {"intro": f"The last {len(rows)} months audited by the monthly run, the latest last.", "tables": [t]}
+
+
+# --- methods, data quality ------------------------------------------------------------------------
+
+def methods(run, fmt: Formatter) -> dict:
+    s, w = run.summary, run.whatif
+    book = s.get("price_book_detail") or {}
+    prices = []
+    if book:
+        prices = [["vCPU-hour", book["cpu"]["usd_per_hour"], book["cpu"]["source"], book["cpu"]["date"]],
+                  ["GiB-hour of memory", book["memory"]["usd_per_hour"], book["memory"]["source"],
+                   book["memory"]["date"]]]
+        prices += [[f"GPU-hour, {k}", v["usd_per_hour"], v["source"], v["date"]] for k, v in book.get("gpu", {}).items()]
+    price_t = table("price_book", f"Price book '{book.get('name', 'n/a')}' dated {book.get('date', 'n/a')}",
+                    [("unit", "text"), ("USD per hour", "num"), ("source", "text"), ("date", "text")], prices)
+    books = table("price_books", "Every price book: the period's cost and idle cost",
+                  [("book", "text"), ("date", "text"), ("allocated USD", "usd"), ("idle USD", "usd"),
+                   ("idle USD a month", "usd"), ("idle USD a year", "usd")],
+                  [[n, b.get("date"), b.get("cost_usd_alloc"), b.get("cost_usd_idle"), b.get("cost_usd_idle_per_month"),
+                    b.get("cost_usd_idle_per_year")] for n, b in (s.get("cost_by_book") or {}).items()])
+    cal = table("prediction_calibration", "Right-sizing models: measured out-of-sample coverage",
+                [("target", "text"), ("level", "pct"), ("jobs predicted", "int"), ("coverage", "pct")],
+                [[r["target"], r["level"], r["jobs"], r["coverage"]] for r in _records(run.frame("calibration"))])
+    opts = (w or {}).get("options") or {}
+    return {"tables": [price_t, books] + ([cal] if cal["rows"] else []), "description": book.get("description", ""),
+            "period_hours": fmt.number(s.get("period_hours")),
+            "whatif": None if w is None else {
+                "policy": opts.get("policy"), "backfill": opts.get("backfill_order"),
+                "modes": ", ".join(opts.get("modes", [])), "levels": ", ".join(level_label(x) for x in opts.get("risk", [])),
+                "tolerance": fmt.pct(opts.get("tolerance")), "replicates": fmt.int(opts.get("replicates")),
+                "replays": fmt.int(w.get("replays")), "jobs": fmt.int(w.get("jobs"))}}
+
+
+def quality(run, fmt: Formatter) -> dict:
+    led = run.ledger
+    files = [[f.get("file"), f.get("format"), f.get("read"), f.get("used"), f.get("folded"), f.get("quarantined"),
+              f.get("structural"), f.get("jobs_emitted"), f.get("balanced")] for f in led.get("files", [])]
+    tot = led.get("totals", {})
+    files.append(["total", "", tot.get("read"), tot.get("used"), tot.get("folded"), tot.get("quarantined"),
+                  tot.get("structural"), tot.get("jobs_emitted"), led.get("balanced")])
+    ledger = table("ledger", "The ledger: every input line accounted for (read = used + folded + quarantined)",
+                   [("file", "text"), ("format", "text"), ("read", "int"), ("used", "int"), ("folded", "int"),
+                    ("quarantined", "int"), ("structural", "int"), ("jobs", "int"), ("balanced", "bool")], files)
+    reasons = table("quarantine_reasons", "Quarantine reasons",
+                    [("file", "text"), ("reason", "text"), ("lines", "int")],
+                    [[f.get("file"), r, n] for f in led.get("files", [])
+                     for r, n in sorted((f.get("quarantined_by_reason") or {}).items())])
+    sample = table("quarantine_sample", f"Quarantined lines (first {len(run.quarantine)})",
+                   [("file", "text"), ("line", "text"), ("field", "text"), ("reason", "text"), ("raw text", "text")],
+                   [[q.get("file"), q.get("line"), q.get("field"), q.get("reason"), shorten(q.get("raw", ""))]
+                    for q in run.quarantine])
+    cav = table("caveats", "Data-quality caveats: jobs affected and their share of allocated hours",
+                [("caveat", "text"), ("meaning", "text"), ("jobs", "int"), ("share of core-h", "pct"),
+                 ("share of GPU-h", "pct")],
+                [[c["caveat"], c["meaning"], c["jobs"], c["share_of_core_hours"], c["share_of_gpu_hours"]]
+                 for c in run.summary.get("caveats", [])])
+    tables = [ledger] + [t for t in (reasons, sample, cav) if t["rows"]]
+    return {"tables": tables, "balanced": bool(led.get("balanced"))}
+
+
+def shorten(text, limit: int = 160) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,9 +15,9 @@ import pytest
 
 from .conftest import ROOT
 
-FRONT_DOOR = {"audit.cli", "audit.pipeline", "audit.ingest", "audit.summary_text"}
+FRONT_DOOR = {"audit.cli", "audit.pipeline", "audit.ingest", "audit.summary_text", "audit.config", "audit.progress"}
 CORE = {"audit", "audit.job_table", "audit.telemetry_table", "audit.node_table", "audit.ledger", "audit.store",
-        "audit.units", "audit.textio", "audit.cluster_shape"}
+        "audit.units", "audit.textio", "audit.cluster_shape", "audit.anonymise"}
 STAGES = ("audit.telemetry", "audit.accounting", "audit.whatif", "audit.collect", "audit.monthly")
 WINGS = ("audit.readers", *STAGES, "audit.synthetic")
 

@@ -70,6 +70,7 @@ def test_whatif_keys_documented():
     from audit.whatif.outputs import SCENARIO_KEYS
 
     top = {"jobs", "dropped", "cluster", "options", "prediction_coverage", "fidelity", "scenarios", "capacity",
+           "capacity_probes",
            "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book", "price_books", "replays"}
     section = _section("What-if (`whatif/summary.json`)")
     found = set()

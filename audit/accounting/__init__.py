@@ -4,12 +4,16 @@
 ``summary.json``; :mod:`.failed` failed work and its diagnosis; :mod:`.occupancy` hour by hour against the
 cluster shape (:mod:`.shape`); :mod:`.aggregate` totals by account, user, partition and more, with job
 :mod:`.families`; :mod:`.efficiency` as reportseff defines it; :mod:`.quality` the caveats' reach;
-:mod:`.account` runs them all (``reclaim account``).
+:mod:`.findings` the wasteful jobs by kind (after Job Defense Shield's alerts); :mod:`.periods` dollars per month and
+year under every price book; :mod:`.daily` occupancy against utilisation by day; :mod:`.recommend` right-sized
+requests per user and job family from the what-if's predictions; :mod:`.account` runs them all
+(``reclaim account``).
 """
 
-from .account import AccountResult, account, account_jobs, write_account
+from .account import AccountResult, account, account_jobs, write_account, write_recommendations
+from .findings import Thresholds
 from .headline import headline, summarise
 from .pricebook import PriceBook, PriceBookError, load_price_book
 
 __all__ = ["AccountResult", "PriceBook", "PriceBookError", "account", "account_jobs", "headline",
-           "load_price_book", "summarise", "write_account"]
+           "load_price_book", "summarise", "Thresholds", "write_account", "write_recommendations"]

@@ -101,3 +101,12 @@ def efficiency_distribution(eff: pd.DataFrame) -> dict:
         if v.size:
             out[col].update({f"p{q}": float(np.quantile(v, q / 100)) for q in (10, 25, 50, 75, 90)})
     return out
+
+
+def account_users(waste: pd.DataFrame) -> pd.DataFrame:
+    """Totals per top-level account (the first part of the path) and user (``aggregates/by_account_user.csv``)."""
+    top = waste["account"].astype(str).str.split("/").str[0].to_numpy()
+    base = _sums(waste)
+    g = base.groupby([top, waste["user"].astype(str).to_numpy()], sort=True).sum(min_count=1)
+    g.index.names = ["account", "user"]
+    return _finish(g).reset_index()

@@ -11,6 +11,6 @@ from .replay import replay
 from .sweep import Options
 from .text import whatif_text
 from .to_simulator import Converted, to_cluster, to_jobs
-from .whatif import WhatIfResult, whatif
+from .whatif import WhatIfResult, prediction_frame, whatif
 
-__all__ = ["Converted", "Options", "WhatIfResult", "replay", "to_cluster", "to_jobs", "whatif", "whatif_text"]
+__all__ = ["Converted", "Options", "WhatIfResult", "replay", "to_cluster", "to_jobs", "prediction_frame", "whatif", "whatif_text"]

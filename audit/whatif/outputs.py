@@ -88,6 +88,7 @@ def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity:
         "fidelity": fidelity,
         "scenarios": scen,
         "capacity": sw.capacity,
+        "capacity_probes": sw.probes,
         "tradeoff": sw.tradeoff,
         "recommended": rec,
         "shaken": sw.shaken,

@@ -4,7 +4,8 @@ process per core, the default) or on an existing Dask scheduler (``tcp://HOST:87
 Results come back in task order, so a sweep gives the same answer however its tasks were scheduled.
 Data every task reads (the month's jobs, the predictions) is shared once (:meth:`Runner.share`)
 instead of travelling with each task.  On a terminal a progress line counts finished replays on
-stderr; elsewhere (cron, CI) nothing is printed.
+stderr (or ``on_done(count)`` hears of each, for a caller that draws its own); elsewhere (cron, CI)
+nothing is printed.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ class Runner:
     """``with Runner(scheduler=None, serial=False) as run: run.map(fn, tasks)``."""
 
     def __init__(self, scheduler: str | None = None, *, serial: bool = False, workers: int | None = None,
-                 progress: bool | None = None, label: str = "replays"):
+                 progress: bool | None = None, label: str = "replays", on_done=None):
         self.scheduler = scheduler
         self.serial = serial
         self.workers = workers or os.cpu_count() or 1
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.label = label
+        self.on_done = on_done
         self.client = None
         self.cluster = None
         self.done = 0
@@ -45,7 +47,7 @@ class Runner:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.progress and self.done:
+        if self.progress and self.done and self.on_done is None:
             sys.stderr.write("\n")
         if self.client is not None:
             self.client.close()
@@ -83,7 +85,9 @@ class Runner:
 
     def _tick(self) -> None:
         self.done += 1
-        if self.progress:
+        if self.on_done is not None:  # the caller draws (or not) as it sees fit
+            self.on_done(self.done)
+        elif self.progress:
             sys.stderr.write(f"\rwhat-if: {self.done} {self.label} done")
             sys.stderr.flush()
 

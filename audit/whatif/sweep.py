@@ -59,6 +59,7 @@ class Sweep:
     shaken: dict = field(default_factory=dict)
     headroom: dict = field(default_factory=dict)
     policies: dict = field(default_factory=dict)
+    probes: dict = field(default_factory=dict)
     stages: dict = field(default_factory=dict)
     replays: int = 0
 
@@ -130,8 +131,9 @@ def _pool_metrics(result) -> dict:
 
 
 def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options,
-                    *, shake=None, targets=None) -> dict:
-    """Per scenario: ``{pool: smallest passing node count or None}``."""
+                    *, shake=None, targets=None, probes: dict | None = None) -> dict:
+    """Per scenario: ``{pool: smallest passing node count or None}``; ``probes`` (when given) is filled with
+    every replay of the search, ``{scenario: {pool: {nodes: metrics}}}``, the full pool included."""
     targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
     searches, answers = [], {}
     for s in scns:
@@ -147,7 +149,31 @@ def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Se
     run_searches(searches, setting.cluster, replay)
     for srch in searches:
         answers[srch.key[0]][srch.key[1]] = srch.answer
+    if probes is not None:
+        for s in scns:
+            for p in pools:
+                probes.setdefault(s.name, {})[p] = {pool_nodes(setting.cluster, p): per_pool[s.name][p]}
+        for srch in searches:
+            probes[srch.key[0]][srch.key[1]].update(srch.results)
     return answers
+
+
+def probe_rows(probes: dict, targets: dict) -> dict:
+    """The capacity search's replays as plain rows: ``{scenario: [{pool, nodes, p95_wait_s,
+    mean_bounded_slowdown, gave_up, passed}, …]}`` (a replay that gave up stopped once it was known to miss
+    the target: its waits are those seen until then) sorted by pool and node count (``whatif/summary.json``,
+    key ``capacity_probes``)."""
+    out = {}
+    for name, by_pool in probes.items():
+        rows = []
+        for p, by_n in sorted(by_pool.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+            for n, m in sorted(by_n.items()):
+                rows.append({"pool": p, "nodes": int(n), "p95_wait_s": float(m["p95_wait_s"]),
+                             "mean_bounded_slowdown": float(m["mean_bounded_slowdown"]),
+                             "gave_up": bool(m.get("gave_up", False)),
+                             "passed": bool(targets[p].met({**m, "gave_up": m.get("gave_up", False)}))})
+        out[name] = rows
+    return out
 
 
 def capacity_rows(name: str, found: dict, setting: Setting, prices: dict) -> dict:
@@ -291,7 +317,9 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
     sw.full, sw.pools_full = full, per_pool
     found = {}
     if options.capacity_search:
-        found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options)
+        probes: dict = {}
+        found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options, probes=probes)
+        sw.probes = probe_rows(probes, {p: Target.of(per_pool["actual"][p]) for p in pools})
         sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in found.items()}
     sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     rec = next((s for s in scns if s.name == sw.recommended), None)

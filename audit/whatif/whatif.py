@@ -45,10 +45,29 @@ def predict_target(target: str, table: pd.DataFrame, levels: tuple, random_state
     return right_size(table, levels=levels, targets=(target,), random_state=random_state, **rolling_options(table))
 
 
+def prediction_frame(table: pd.DataFrame, options: Options, *, procs: int | None = None,
+                     random_state: int = 0, runner=None) -> pd.DataFrame | None:
+    """The calibrated right-sized predictions of :func:`predictors.rightsize.right_size` at the options' risk
+    levels (one row per job, ``pred_<column>_p<level>`` columns; what ``predictions.parquet`` holds), or
+    None when the predictor is not ``lightgbm``; with a ``runner``, one task per target."""
+    if options.predictor != "lightgbm":
+        return None
+    targets = ("walltime",) if procs is not None else TARGETS
+    levels = tuple(options.risk)
+    if runner is None:
+        frames = [predict_target(t, table, levels, random_state) for t in targets]
+    else:
+        frames = runner.map(predict_target, list(targets), runner.share(table), levels, random_state)
+    keys = [c for c in ("cluster", "job_id") if c in frames[0]]
+    return pd.concat([frames[0][keys]] + [f.drop(columns=[c for c in ("cluster", "job_id") if c in f])
+                                          for f in frames], axis=1)
+
+
 def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None, random_state: int = 0,
-                    runner=None) -> dict:
-    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``; with a
-    ``runner``, one task per target."""
+                    frame: pd.DataFrame | None = None, runner=None) -> dict:
+    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``;
+    ``frame``: a :func:`prediction_frame` already computed (it is not computed again); with a ``runner``,
+    one task per target."""
     if options.predictor not in PREDICTORS:
         raise ValueError(f"predictor must be one of {PREDICTORS}, got {options.predictor!r}")
     if options.predictor == "request":
@@ -57,13 +76,8 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
         from predictors.rightsize import last_two
 
         return {"last_two": {"walltime": last_two(table)}}
-    targets = ("walltime",) if procs is not None else TARGETS
-    levels = tuple(options.risk)
-    if runner is None:
-        frames = [predict_target(t, table, levels, random_state) for t in targets]
-    else:
-        frames = runner.map(predict_target, list(targets), runner.share(table), levels, random_state)
-    frame = pd.concat([f.drop(columns=[c for c in ("cluster", "job_id") if c in f]) for f in frames], axis=1)
+    if frame is None:
+        frame = prediction_frame(table, options, procs=procs, random_state=random_state, runner=runner)
     return by_level(frame, options.risk)
 
 
@@ -141,23 +155,31 @@ def _log_stage(name: str, seconds: float) -> None:
 
 def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None, out=None,
            options: Options | None = None, price_book=None, scheduler: str | None = None, serial: bool = False,
-           workers: int | None = None, quiet: bool = False, random_state: int = 0) -> WhatIfResult:
-    """Replay the month under every scenario and find what can be recovered; write ``out/whatif/``."""
+           workers: int | None = None, quiet: bool = False, random_state: int = 0,
+           predictions: pd.DataFrame | None = None, log=None, progress=None) -> WhatIfResult:
+    """Replay the month under every scenario and find what can be recovered; write ``out/whatif/`` and
+    ``out/predictions.parquet``.  ``predictions``: a :func:`prediction_frame` already computed;
+    ``log(stage, seconds)`` hears of each stage as it ends (default: a line on stderr unless ``quiet``);
+    ``progress(done)`` hears of each finished replay (default: the runner's line on a terminal)."""
     import time
 
     options = options or Options()
-    log = None if quiet else _log_stage
+    log = None if quiet else (log or _log_stage)
     if procs is None and cluster_shape is None:
         raise ValueError("no cluster shape: pass a cluster-shape TOML or --procs P")
     cluster = Pool(int(procs)) if procs else to_cluster(cluster_shape)
     books = price_books(price_book)
     sources = set(table["source"].astype("string").fillna("").unique().tolist()) if "source" in table else set()
     mixed = any(s.startswith(("k8s", "alibaba")) for s in sources) and any(s.startswith("sacct") for s in sources)
-    with Runner(scheduler, serial=serial, workers=workers, progress=None if not quiet else False) as runner:
+    with Runner(scheduler, serial=serial, workers=workers, progress=False if quiet else None,
+                on_done=progress) as runner:
         t = time.perf_counter()
-        preds = predictions_for(table, options, procs=procs, random_state=random_state, runner=runner)
+        frame = predictions
+        if frame is None:
+            frame = prediction_frame(table, options, procs=procs, random_state=random_state, runner=runner)
+        preds = predictions_for(table, options, procs=procs, random_state=random_state, frame=frame)
         stages = {"predictions": time.perf_counter() - t}
-        if log:
+        if log and predictions is None:
             log("predictions", stages["predictions"])
         month, dropped = build_month(table, cluster, preds, procs=procs)
         setting = Setting(month=month, cluster=cluster, shares=budget_shares(table),
@@ -171,4 +193,6 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
     folder = None
     if out is not None:
         folder = write_outputs(Path(out), sw, summary)
+        if frame is not None:
+            frame.to_parquet(Path(out) / "predictions.parquet", index=False)
     return WhatIfResult(summary=summary, folder=folder, stages=stages, replays=sw.replays, runner=kind)

@@ -138,3 +138,20 @@ def test_a_tarball_cannot_write_outside_its_folder(tmp_path):
     with pytest.raises(InputError):
         ingest([evil], tmp_path / "store")
     assert not (tmp_path / "escaped.json").exists() and not (tmp_path.parent / "escaped.json").exists()
+
+
+def test_an_anonymised_ingest_of_a_tarball_leaves_no_raw_export_among_the_outputs(tmp_path):
+    from audit.anonymise import Pseudonyms
+
+    env, _ = fake_bin(tmp_path)
+    tarball, _ = collect_slurm(tmp_path / "out", since="2026-11-02", until="2026-11-04",
+                               runner=CommandRunner(env=env, pause_s=0.0), now=datetime(2026, 11, 5))
+    store = tmp_path / "store"
+    result = ingest([tarball], store, pseudonyms=Pseudonyms("pilot-salt-1"))
+    assert not (store / "pilot").exists() and (store / "cluster_shape.toml").exists()
+    assert set(result.jobs["user"]) != {"alice"} and all(u.startswith("user-") for u in result.jobs["user"])
+    hits = [p.name for p in store.rglob("*") if p.is_file() and p.suffix != ".parquet"
+            and (b"alice" in p.read_bytes() or b"|acct|" in p.read_bytes())]
+    assert hits == []
+    plain = ingest([tarball], tmp_path / "plain")
+    assert (tmp_path / "plain" / "pilot").is_dir() and set(plain.jobs["user"]) == {"alice"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,3 +134,42 @@ def test_a_run_killed_halfway_leaves_no_month(months, tmp_path):
     assert not (out / "2026-09").exists()
     monthly("2026-09", out, inputs=[month_inputs(root, "2026-09", seed=12)], whatif=False)
     assert (out / "2026-09" / "summary.md").exists() and not list(out.glob(".2026-09.partial-*"))
+
+
+def sacct_names(sacct: Path) -> set[str]:
+    """The user and account names of a generated sacct text (its Account and User fields)."""
+    with open(sacct, encoding="utf-8") as fh:
+        head = fh.readline().rstrip("\n").split("|")
+        cols = [head.index(c) for c in ("Account", "User")]
+        return {f for line in fh for i, f in enumerate(line.rstrip("\n").split("|")) if i in cols and f}
+
+
+def test_the_report_config_reaches_the_month_and_its_anonymisation_every_file(months, tmp_path):
+    import duckdb
+
+    root, _ = months
+    out = tmp_path / "runs"
+    cfg = tmp_path / "report.toml"
+    cfg.write_text('[report]\nclient = "Example Lab"\npages = ["summary", "findings", "trend", "quality"]\n'
+                   '[anonymise]\nenabled = true\nsalt = "monthly-salt"\n', encoding="utf-8")
+    for month, seed in (("2026-08", 11), ("2026-09", 12)):
+        p = run_cli("--month", month, "--input", str(month_inputs(root, month, seed=seed)), "--out", str(out),
+                    "--no-whatif", "--quiet", "--config", str(cfg))
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    html = (out / "2026-09" / "report.html").read_text(encoding="utf-8")
+    assert "Example Lab" in html and 'id="trend"' in html and 'id="capacity"' not in html
+    assert "users and accounts pseudonymised" in html
+    names = set()
+    for month in ("2026-08", "2026-09"):
+        names |= sacct_names(root / f"in-{month}" / "sacct.txt")
+    assert len(names) > 10
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)).encode())
+    hits = [str(f.relative_to(out)) for f in out.rglob("*") if f.is_file() and f.suffix != ".parquet"
+            and pattern.search(f.read_bytes())]
+    assert hits == []
+    con = duckdb.connect(str(out / "reclaim.duckdb"), read_only=True)
+    stored = {r[0] for r in con.execute("select distinct name from month_groups").fetchall()}
+    assert stored and not stored & names
+    moved = json.loads((out / "2026-09" / "monthly.json").read_text())["movers"]
+    assert all(r["name"].startswith(("user-", "acct-")) for lv in moved.values() for k in lv.values() for r in k)

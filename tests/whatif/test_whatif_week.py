@@ -48,6 +48,18 @@ def test_oracle_memory_held_falls_by_the_planted_unused_share(week):
     assert held == pytest.approx(planted, rel=0.01)
 
 
+def test_capacity_probes_hold_each_search_answer(week):
+    s = week[0].summary
+    for name, cap in s["capacity"].items():
+        rows = s["capacity_probes"][name]
+        assert rows and all(r["nodes"] >= 1 for r in rows)
+        if not cap["pools_missing_service"]:
+            for pool in {r["pool"] for r in rows}:
+                passing = [r["nodes"] for r in rows if r["pool"] == pool and r["passed"]]
+                assert passing, (name, pool)
+    assert (week[1] / "predictions.parquet").exists()
+
+
 def test_files_and_stable_keys(week):
     result, store = week
     folder = store / "whatif"
@@ -55,8 +67,8 @@ def test_files_and_stable_keys(week):
         assert (folder / name).exists(), name
     s = json.loads((folder / "summary.json").read_text())
     assert set(s) == {"jobs", "dropped", "cluster", "options", "prediction_coverage", "fidelity", "scenarios",
-                      "capacity", "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book",
-                      "price_books", "replays"}  # the keys docs/glossary.md documents
+                      "capacity", "capacity_probes", "tradeoff", "recommended", "shaken", "headroom", "policies",
+                      "price_book", "price_books", "replays"}  # the keys docs/glossary.md documents
     import pandas as pd
 
     jobs = pd.read_parquet(folder / "jobs.parquet")
