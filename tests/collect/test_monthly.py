@@ -173,3 +173,33 @@ def test_the_report_config_reaches_the_month_and_its_anonymisation_every_file(mo
     assert stored and not stored & names
     moved = json.loads((out / "2026-09" / "monthly.json").read_text())["movers"]
     assert all(r["name"].startswith(("user-", "acct-")) for lv in moved.values() for k in lv.values() for r in k)
+
+
+def test_last_month_is_the_calendar_month_before_today():
+    from datetime import date
+
+    from audit.pipeline import resolve_month
+
+    assert resolve_month("last", today=date(2026, 1, 15)) == "2025-12"
+    assert resolve_month("last", today=date(2026, 3, 1)) == "2026-02"
+    assert resolve_month("last", today=date(2024, 3, 31)) == "2024-02"
+    assert resolve_month("2026-07") == "2026-07"
+
+
+def test_the_documented_cron_and_systemd_lines_are_valid_commands():
+    """Every ``reclaim monthly`` line docs/operations.md gives (crontab, ExecStart) parses with the real CLI."""
+    import shlex
+
+    import click
+
+    from audit.cli import main
+
+    doc = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    lines = [ln for ln in doc.splitlines() if "bin/reclaim monthly" in ln]
+    assert len(lines) == 2  # the crontab line and ExecStart
+    for line in lines:
+        argv = shlex.split(line.split("bin/reclaim", 1)[1])
+        command = main.commands[argv[0]]
+        ctx = command.make_context("monthly", argv[1:], resilient_parsing=False)
+        assert ctx.params["month"] == "last" and ctx.params["quiet"] in (True, False)
+        assert isinstance(ctx, click.Context)
