@@ -31,12 +31,13 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None) -> IngestResult:
+                telemetry_out: Path | None = None, delimiter: str | None = None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
-    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).
+    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  ``delimiter``
+    is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
     """
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     files = expand_paths(paths)
@@ -54,7 +55,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                                  "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
             continue
-        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone)
+        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone, delimiter=delimiter)
         frames.append(result.jobs)
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)
@@ -76,12 +77,14 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
 
 
-def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC") -> IngestResult:
+def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
+           delimiter: str | None = None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
-    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet")
+    result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
+                         delimiter=delimiter)
     result.out = out
     write_store(result.out, result.jobs, result.ledger, result.quarantine)
     shape = write_telemetry_store(result.out, result.telemetry, result.job_telemetry, result.nodes,

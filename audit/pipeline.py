@@ -33,7 +33,7 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None) -> AuditResult:
+          log=None, delimiter: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
@@ -45,7 +45,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     from reports.sections import account_sections, whatif_section
 
     out = Path(out)
-    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
+    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, delimiter=delimiter)
     shape = cluster_shape or ing.cluster_shape
     acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
     write_account(acc, out)

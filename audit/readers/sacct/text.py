@@ -1,7 +1,8 @@
-"""Reader for ``sacct --parsable2`` text (any field subset and order, ``|`` or ``^|^`` delimiters).
+"""Reader for ``sacct --parsable2`` and ``-p`` text (any field subset and order, ``|``, ``^|^`` or a given
+``--delimiter``).
 
-With a header line, fields are taken by name; without one, a known field order is recognised by its
-field count (the 26-field XDMoD order).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
+With a header line (sacct field names in any order), fields are taken by name; without one, a known field
+order is recognised by its field count (the 26-field XDMoD order) (:mod:`audit.readers.sacct.lines`).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
 every line ends used, folded or quarantined (:mod:`audit.ledger`).
 """
 
@@ -26,16 +27,17 @@ _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het
 
 
 def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
-               fields: list[str] | None = None) -> ReadResult:
-    """Read one ``sacct --parsable2`` dump into the canonical job table, its ledger and quarantine.
+               fields: list[str] | None = None, delimiter: str | None = None) -> ReadResult:
+    """Read one ``sacct --parsable2`` (or ``-p``) dump into the canonical job table, its ledger and quarantine.
 
     ``timezone`` is the zone sacct printed its timestamps in (the cluster's local time); ``fields`` names
-    the columns of a headerless dump whose order is not a known one.
+    the columns of a headerless dump whose order is not a known one; ``delimiter`` is the one given to
+    ``sacct --delimiter`` (default: ``^|^`` when the first line holds it, else ``|``).
     """
     name = str(path)
     ledger = FileLedger(file=name, format="sacct")
     quarantine = Quarantine()
-    split = split_lines(read_bytes(path), name, ledger, quarantine, fields)
+    split = split_lines(read_bytes(path), name, ledger, quarantine, fields, delimiter)
     if not split.columns or len(split.line_no) == 0:
         return ReadResult(empty_jobs(), ledger, quarantine)
     if "JobID" not in split.columns:
@@ -100,7 +102,7 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
             reason = f"unknown state {value!r}"
         else:
             reason = f"cannot parse {value!r}"
-        record_quarantine(ledger, quarantine, int(split.line_no[i]), field_name, reason, split.raw[int(i)].as_py())
+        record_quarantine(ledger, quarantine, int(split.line_no[i]), field_name, reason, split.raw_line(i))
 
     folded_rows = sidx[~step_bad_any][~orphan]
     ledger.folded += len(folded_rows)
@@ -120,7 +122,7 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
         for pos in np.flatnonzero(js_kept["error"].notna().to_numpy()):
             i = int(kj[pos])
             record_field_quarantine(ledger, quarantine, int(split.line_no[i]), "AdminComment",
-                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw[i].as_py())
+                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw_line(i))
         folded = _apply_jobstats(folded, js_kept)
     frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
     frame = _expand_array_ranges(frame)
