@@ -218,6 +218,102 @@ def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, p
     click.echo(whatif_text(result.summary, result.folder))
 
 
+@main.group()
+def collect() -> None:
+    """Collect a pilot's inputs with read-only commands into a tarball (docs/pilot.md)."""
+
+
+def _collected(tarball, manifest) -> None:
+    failed = manifest.failed
+    click.echo(f"wrote {tarball} ({len(manifest.commands)} commands, {len(failed)} failed)")
+    for c in failed:
+        click.echo(f"reclaim: warning: {' '.join(c['argv'])} exited {c['exit_code']}: {c.get('stderr', '')[:200]}",
+                   err=True)
+    if failed:
+        sys.exit(4)
+
+
+@collect.command("slurm")
+@click.option("--since", default="7d", show_default=True, help="Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.")
+@click.option("--until", default=None, help="End (default: now), in the cluster's local time.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--no-json", is_flag=True, help="Do not also export sacct --json.")
+@click.option("--quiet", is_flag=True)
+def collect_slurm(since, until, out, no_json, quiet) -> None:
+    """sacct (by day), sinfo, scontrol show node/partition/config and sshare: read-only, into a tarball."""
+    from .collect import collect_slurm as run
+
+    try:
+        tarball, manifest = run(out, since=since, until=until, json_too=not no_json,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
+@collect.command("k8s")
+@click.option("--since", default="7d", show_default=True, help="Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC).")
+@click.option("--until", default=None, help="End (default: now), UTC.")
+@click.option("--prometheus", required=True, help="Prometheus base URL (http[s]://HOST:9090).")
+@click.option("--token-file", default=None, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="File holding a bearer token for Prometheus.")
+@click.option("--ca-file", default=None, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="CA bundle to verify Prometheus' certificate.")
+@click.option("--step", "step_s", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between samples.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--quiet", is_flag=True)
+def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quiet) -> None:
+    """kubectl get pods/nodes and Prometheus query_range exports of the series the readers know, into a tarball."""
+    from .collect import collect_k8s as run
+
+    try:
+        tarball, manifest = run(out, prometheus=prometheus, since=since, until=until, step_s=step_s,
+                                token_file=token_file, ca_file=ca_file,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
+@main.command()
+@click.option("--month", required=True, help="The month to audit, YYYY-MM.")
+@click.option("--input", "inputs", multiple=True, type=click.Path(path_type=Path, exists=True),
+              help="Read these inputs instead of collecting the month (repeatable).")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="Folder of the monthly runs (DIR/YYYY-MM/, DIR/reclaim.duckdb, DIR/reclaim.prom).")
+@click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
+@click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
+@click.option("--whatif/--no-whatif", default=True, show_default=True)
+@click.option("--serial", is_flag=True, help="What-if replays in this process.")
+@click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
+@click.option("--quiet", is_flag=True)
+def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_s, quiet) -> None:
+    """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
+
+    Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
+    published); 75 another monthly run holds the lock (try again later)."""
+    from .accounting import PriceBookError
+    from .monthly import Busy
+    from .pipeline import EXIT_BUSY, EXIT_PARTIAL, PartialCollection
+    from .pipeline import monthly as run_monthly
+
+    try:
+        result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
+                             price_book=price_book, whatif=whatif, wait_s=wait_s,
+                             whatif_options={"serial": serial, "quiet": quiet},
+                             log=None if quiet else lambda text: click.echo(text, err=True))
+    except Busy as exc:
+        click.echo(f"reclaim: {exc}", err=True)
+        sys.exit(EXIT_BUSY)
+    except PartialCollection as exc:
+        click.echo(f"reclaim: error: {exc}", err=True)
+        sys.exit(EXIT_PARTIAL)
+    except (InputError, PriceBookError, ValueError) as exc:
+        _fail(exc)
+    click.echo(f"published {result.folder} ({result.folder / 'summary.md'})")
+
+
 def _register_subgroups() -> None:
     """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
     from predictors.cli import predict

@@ -3,15 +3,27 @@ its ledger and quarantine, and write the store."""
 
 from __future__ import annotations
 
+import tomllib
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import pandas as pd
 
 from .cluster_shape import is_cluster_shape
 from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
-from .readers import NODES, READABLE, TELEMETRY, detect_format, expand_paths, read_jobs_file
+from .readers import (
+    NODES,
+    READABLE,
+    TELEMETRY,
+    detect_format,
+    expand_paths,
+    is_pilot_tarball,
+    read_jobs_file,
+    read_pilot,
+)
 from .store import read_jobs, write_store
 from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
@@ -31,15 +43,60 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None, delimiter: str | None = None) -> IngestResult:
+                telemetry_out: Path | None = None, extract_to: Path | None = None,
+                delimiter: str | None = None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
     Telemetry is joined to the jobs after they are read; with ``telemetry_out`` its samples are streamed
-    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  ``delimiter``
-    is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
+    into that Parquet file instead of being kept (``IngestResult.telemetry`` is then None).  A pilot
+    tarball (``reclaim collect``) is extracted into ``extract_to`` (a temporary folder when None), checked
+    against its manifest and read as the files it lists; a job found in two daily chunks is kept once.
+    ``delimiter`` is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
     """
-    named = {Path(p) for p in paths if not Path(p).is_dir()}
+    with ExitStack() as stack:
+        pilots, paths = _open_pilots(paths, extract_to, stack)
+        result = _read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=telemetry_out,
+                              named_pilot_files=[f for p in pilots for f in p.files], delimiter=delimiter)
+        if pilots:
+            result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
+        return result
+
+
+def _open_pilots(paths, extract_to, stack) -> tuple[list, list]:
+    pilots, out = [], []
+    for p in paths:
+        if not is_pilot_tarball(p):
+            out.append(p)
+            continue
+        base = Path(extract_to) if extract_to is not None else Path(stack.enter_context(TemporaryDirectory()))
+        pilot = read_pilot(p, base)
+        pilots.append(pilot)
+        out += pilot.files
+    return pilots, out
+
+
+def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool) -> IngestResult:
+    """Jobs found in two daily chunks (sacct's window has a few minutes' slack) kept once, from the later."""
+    jobs = result.jobs
+    dup = jobs.duplicated(subset=["cluster", "job_id"], keep="last").to_numpy()
+    result.jobs = jobs.loc[~dup].reset_index(drop=True)
+    result.ledger["pilot"] = {
+        "tarballs": [{"file": str(p.tarball), "kind": p.manifest.get("kind"), "since": p.manifest.get("since"),
+                      "until": p.manifest.get("until"), "commands": len(p.manifest.get("commands", [])),
+                      "failed_commands": p.manifest.get("failed", 0)} for p in pilots],
+        "duplicate_jobs_dropped": int(dup.sum()),
+    }
+    shapes = [p.shape for p in pilots if p.shape is not None]
+    if result.cluster_shape is None and len(shapes) == 1:
+        # a temporary folder is gone once the inputs are read: then the shape travels as its table
+        result.cluster_shape = shapes[0] if keep_paths else tomllib.loads(shapes[0].read_text(encoding="utf-8"))
+    return result
+
+
+def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files,
+                 delimiter=None) -> IngestResult:
+    named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
     quarantine = Quarantine()
@@ -78,12 +135,14 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           delimiter: str | None = None) -> IngestResult:
-    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb."""
+           extract_to=None, delimiter: str | None = None) -> IngestResult:
+    """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
+    A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
     result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=out / "telemetry.parquet",
+                         extract_to=Path(extract_to) if extract_to is not None else out / "pilot",
                          delimiter=delimiter)
     result.out = out
     write_store(result.out, result.jobs, result.ledger, result.quarantine)

@@ -4,14 +4,19 @@ the what-if sweep)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pandas as pd
 
 from . import __version__
 from .accounting import account_jobs, write_account
 from .ingest import IngestResult, ingest, read_table
+from .textio import InputError
 
 QUARANTINE_SAMPLE = 20
 
@@ -33,28 +38,35 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None, delimiter: str | None = None) -> AuditResult:
+          log=None, stamp: str | None = None, extract_to=None, trend=None, month: str | None = None,
+          delimiter: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
     (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
     :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
+    ``stamp`` is the report's generation time (default: now, or ``SOURCE_DATE_EPOCH``); ``extract_to`` where a
+    pilot tarball is unpacked (default ``out/pilot``); ``trend`` (earlier months' figures, one row each, from
+    :func:`audit.monthly.history`) adds the trend page, this run as the latest row labelled ``month``.
     """
     from reports.context import build_context
     from reports.render import render_report
-    from reports.sections import account_sections, whatif_section
+    from reports.sections import account_sections, trend_section, whatif_section
 
     out = Path(out)
-    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, delimiter=delimiter)
+    ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, extract_to=extract_to,
+                 delimiter=delimiter)
     shape = cluster_shape or ing.cluster_shape
     acc = account_jobs(ing.jobs, price_book=price_book, cluster_shape=shape)
     write_account(acc, out)
     sections = account_sections(acc)
+    whatif_summary = None
     if whatif and shape is not None:
         from .whatif import whatif as run_whatif
 
-        result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=price_book, **(whatif_options or {}))
-        sections["replay"] = whatif_section(result.summary)
+        whatif_summary = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=price_book,
+                                    **(whatif_options or {})).summary
+        sections["replay"] = whatif_section(whatif_summary)
     elif whatif and log is not None:
         log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
     summary = acc.summary
@@ -62,7 +74,13 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     ledger["quarantine_sample"] = [
         dict(zip(("file", "line", "field", "reason", "raw"), row, strict=True)) for row in ing.quarantine.rows[:QUARANTINE_SAMPLE]
     ]
-    context = build_context(summary, ledger, acc.efficiency, {"generated_at": generated_at(), "version": __version__},
+    if trend is not None and len(trend):
+        from .monthly import month_figures
+
+        now = pd.DataFrame([{"month": month or "this run", **month_figures(summary, whatif_summary)}])
+        sections["trend"] = trend_section(pd.concat([trend, now], ignore_index=True))
+    context = build_context(summary, ledger, acc.efficiency, {"generated_at": stamp or generated_at(),
+                                                               "version": __version__},
                             sections=sections)
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
@@ -95,3 +113,105 @@ def whatif(paths, *, procs: int | None = None, cluster_shape=None, out=None, fmt
     runner = {k: options.pop(k) for k in ("scheduler", "serial", "workers", "quiet", "price_book") if k in options}
     return run(table, cluster_shape=None if procs else (cluster_shape or found), procs=procs, out=out,
                options=Options(**options), **runner)
+
+
+#: exit codes of ``reclaim monthly`` (docs/pilot.md): cron and systemd act on them
+EXIT_OK, EXIT_INPUT, EXIT_PARTIAL, EXIT_BUSY = 0, 2, 4, 75
+
+
+class PartialCollection(RuntimeError):
+    """The month's collection had failed commands: nothing is published."""
+
+
+@dataclass
+class MonthlyResult:
+    month: str
+    folder: Path
+    summary: dict
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """``YYYY-MM`` → its first instant and the first instant of the next month (naive, the cluster's time)."""
+    try:
+        start = datetime.strptime(month, "%Y-%m")
+    except ValueError:
+        raise InputError(f"--month must be YYYY-MM, got {month!r}") from None
+    end = datetime(start.year + (start.month == 12), start.month % 12 + 1, 1)
+    return start, end
+
+
+def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
+            whatif_options: dict | None = None, wait_s: float = 0.0, collect=None, log=None) -> MonthlyResult:
+    """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
+    the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
+    ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
+
+    One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
+    of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
+    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).
+    """
+    from .collect import collect_slurm
+    from .monthly import (
+        groups_of,
+        history,
+        locked,
+        markdown,
+        month_figures,
+        monthly_summary,
+        movers,
+        publish,
+        record_month,
+        staging,
+        textfile,
+        write_atomic,
+    )
+
+    start, end = month_bounds(month)
+    out = Path(out)
+    db = out / "reclaim.duckdb"
+    with locked(out, wait_s):
+        work = staging(out, month)
+        if inputs:
+            paths = [Path(p) for p in inputs]
+        else:
+            raw = out / ".collect" / month
+            run_collect = collect or (lambda folder, since, until: collect_slurm(folder, since=since, until=until))
+            tarball, manifest = run_collect(raw, start.isoformat(), end.isoformat())
+            if manifest.failed:
+                raise PartialCollection(f"{len(manifest.failed)} collection commands failed (see {raw}): "
+                                        f"the month is not published")
+            paths = [tarball]
+        earlier, groups_before = history(db)
+        earlier = earlier[earlier["month"] < month] if len(earlier) else earlier
+        run = work / month
+        result = audit(paths, run, price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
+                       whatif_options=whatif_options, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
+                       extract_to=out / ".collect" / month / "extracted", trend=earlier if len(earlier) else None,
+                       month=month)
+        (run / "reclaim.duckdb").unlink(missing_ok=True)  # months live side by side in out/reclaim.duckdb
+        whatif_summary = _read_json(run / "whatif" / "summary.json")
+        figures = month_figures(result.summary, whatif_summary)
+        groups = groups_of(run)
+        previous_month = earlier["month"].iloc[-1] if len(earlier) else None
+        previous = earlier.iloc[-1].drop("month").dropna().to_dict() if len(earlier) else None
+        merged = groups.assign(month=month)
+        if len(groups_before):
+            merged = pd.concat([groups_before[groups_before["month"] < month], merged], ignore_index=True)
+        cluster = str(result.summary.get("cluster") or "cluster")
+        summary = monthly_summary(month, figures, previous, previous_month, movers(merged, month, previous_month),
+                                  cluster)
+        prom = textfile(month, figures, int(end.replace(tzinfo=UTC).timestamp()), cluster)
+        (run / "monthly.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (run / "summary.md").write_text(markdown(summary), encoding="utf-8")
+        (run / "reclaim.prom").write_text(prom, encoding="utf-8")
+        publish(run, out / month)
+        shutil.rmtree(work, ignore_errors=True)
+        record_month(db, month, figures, groups)
+        latest, _ = history(db)
+        if len(latest) and latest["month"].iloc[-1] == month:
+            write_atomic(out / "reclaim.prom", prom)
+    return MonthlyResult(month=month, folder=out / month, summary=summary)
+
+
+def _read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

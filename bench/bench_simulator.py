@@ -86,7 +86,7 @@ def case_month(policy: str) -> dict:
 
     data = np.load(MONTH / "jobs.npz")
     cols = {k: (data[k].astype(object) if data[k].dtype.kind == "U" else data[k]) for k in data.files}
-    jobs = Jobs(columns=cols)
+    jobs = Jobs.from_arrays(**cols)
     cluster = to_cluster(MONTH / "trace" / "cluster.toml")
     accounts = sorted(set(cols["account"].tolist()))
     policies = {

@@ -20,7 +20,7 @@ from .charts import efficiency_chart, efficiency_counts
 
 UNKNOWN = "unknown"
 NBSP = "\u00a0"
-OPTIONAL_SECTIONS = ("dollars", "occupancy", "top_n", "failed_work", "predictions", "replay", "caveats")
+OPTIONAL_SECTIONS = ("dollars", "occupancy", "top_n", "failed_work", "predictions", "replay", "trend", "caveats")
 RAW_DISPLAY_CHARS = 160
 COST_VIEWS = {"cost_usd_alloc": "allocated", "cost_usd_used": "used", "cost_usd_idle": "idle"}
 EFFICIENCY_LABELS = {"cpu_eff": "CPU", "mem_eff": "Memory", "time_eff": "Time"}

@@ -155,3 +155,17 @@ def whatif_section(whatif: dict) -> dict:
                   ["GPU occupancy", f.get("simulated_occupancy_gpus"), f.get("logged_occupancy_gpus")]]},
     ]
     return {"title": "Recoverable capacity", "intro": intro, "tables": tables}
+
+
+TREND_COLUMNS = (("month", "month"), ("jobs", "jobs"), ("cost_usd_alloc", "allocated USD"),
+                 ("cost_usd_idle", "idle USD"), ("cpu_efficiency", "CPU eff."), ("mem_efficiency", "memory eff."),
+                 ("gpu_efficiency", "GPU eff."), ("whatif_nodes_recovered", "nodes recoverable"))
+
+
+def trend_section(months) -> dict:
+    """Month by month, as the monthly run stored them (``reclaim.duckdb`` of the monthly folder)."""
+    cols = [k for k, _ in TREND_COLUMNS if k in months.columns]
+    rows = [[None if (isinstance(v, float) and v != v) else v for v in row]
+            for row in months[cols].itertuples(index=False, name=None)]
+    return {"title": "Trend", "intro": f"The last {len(rows)} months audited, the latest last.",
+            "tables": [{"caption": "Month by month", "columns": [dict(TREND_COLUMNS)[k] for k in cols], "rows": rows}]}

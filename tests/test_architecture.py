@@ -18,7 +18,7 @@ from .conftest import ROOT
 FRONT_DOOR = {"audit.cli", "audit.pipeline", "audit.ingest", "audit.summary_text"}
 CORE = {"audit", "audit.job_table", "audit.telemetry_table", "audit.node_table", "audit.ledger", "audit.store",
         "audit.units", "audit.textio", "audit.cluster_shape"}
-STAGES = ("audit.telemetry", "audit.accounting", "audit.whatif")
+STAGES = ("audit.telemetry", "audit.accounting", "audit.whatif", "audit.collect", "audit.monthly")
 WINGS = ("audit.readers", *STAGES, "audit.synthetic")
 
 

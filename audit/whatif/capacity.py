@@ -122,23 +122,25 @@ def run_searches(searches: list, cluster: Cluster, replay_all) -> None:
 
 @dataclass
 class Headroom:
-    """The largest arrival-rate scale (in per cent, ``lo``–``hi``) at which ``base`` keeps the p95 wait
-    of ``target`` on the full pool: passing falls as the scale rises, so bisect on ``hi − scale``."""
+    """The largest arrival-rate scale (in per cent, ``lo``–``hi`` in steps of ``step``) at which ``base``
+    keeps the p95 wait of ``target`` on the full pool: passing falls as the scale rises, so bisect on
+    ``(hi − scale) / step``."""
 
     key: tuple
     base: Replay
     target: Target
     lo: int = 100
     hi: int = 300
+    step: int = 5
     bisection: Bisection = field(init=False)
     results: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.bisection = Bisection(0, self.hi - self.lo, check_hi=True)
+        self.bisection = Bisection(0, (self.hi - self.lo) // self.step, check_hi=True)
 
     def probe(self) -> int | None:
         x = self.bisection.probe()
-        return None if x is None else self.hi - x
+        return None if x is None else self.hi - x * self.step
 
     def task(self, pct: int, cluster: Cluster) -> Replay:
         t = Target(self.target.p95_wait_s, float("inf"), self.target.rejected)
@@ -148,10 +150,10 @@ class Headroom:
         self.results[pct] = m
         ok = (not m["gave_up"] and m["p95_wait_s"] <= self.target.p95_wait_s * (1 + EPS) + EPS
               and m["jobs_rejected"] <= self.target.rejected)
-        self.bisection.tell(self.hi - pct, ok)
+        self.bisection.tell((self.hi - pct) // self.step, ok)
 
     @property
     def answer(self) -> int | None:
         """The largest passing scale in per cent (``None`` when even today's rate fails)."""
         x = self.bisection.answer
-        return None if x is None else self.hi - x
+        return None if x is None else self.hi - x * self.step

@@ -40,7 +40,7 @@ class Runner:
             self.client = Client(self.scheduler)
         else:
             self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                        dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         return self
 

@@ -82,16 +82,25 @@ def pools_of(setting: Setting) -> list:
 
 
 class _Replayer:
-    """Runs rounds of replays through the runner and counts them."""
+    """Runs rounds of replays through the runner and counts them.  The largest replays (by jobs in
+    their pool) are handed out first, so workers finish a round together; answers come back in order."""
 
     def __init__(self, runner, setting: Setting):
         self.runner = runner
         self.shared = runner.share(setting)
         self.count = 0
+        month = setting.month
+        self.jobs = {None: len(month), **{int(p): int(n) for p, n in zip(*np.unique(month.pool, return_counts=True),
+                                                                          strict=True)}}
 
     def __call__(self, tasks: list) -> list:
         self.count += len(tasks)
-        return self.runner.map(run, tasks, self.shared)
+        order = sorted(range(len(tasks)), key=lambda k: (-self.jobs.get(tasks[k].pool, 0), k))
+        done = self.runner.map(run, [tasks[k] for k in order], self.shared)
+        out = [None] * len(tasks)
+        for k, r in zip(order, done, strict=True):
+            out[k] = r
+        return out
 
 
 def _merge(results: list, cluster) -> dict:

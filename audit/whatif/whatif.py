@@ -38,8 +38,17 @@ class WhatIfResult:
     runner: str
 
 
-def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None, random_state: int = 0) -> dict:
-    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``."""
+def predict_target(target: str, table: pd.DataFrame, levels: tuple, random_state: int) -> pd.DataFrame:
+    """One target's calibrated predictions (a task: targets are fitted side by side)."""
+    from predictors.rightsize import right_size
+
+    return right_size(table, levels=levels, targets=(target,), random_state=random_state, **rolling_options(table))
+
+
+def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None, random_state: int = 0,
+                    runner=None) -> dict:
+    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``; with a
+    ``runner``, one task per target."""
     if options.predictor not in PREDICTORS:
         raise ValueError(f"predictor must be one of {PREDICTORS}, got {options.predictor!r}")
     if options.predictor == "request":
@@ -48,11 +57,13 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
         from predictors.rightsize import last_two
 
         return {"last_two": {"walltime": last_two(table)}}
-    from predictors.rightsize import right_size
-
     targets = ("walltime",) if procs is not None else TARGETS
-    frame = right_size(table, levels=options.risk, targets=targets, random_state=random_state,
-                       **rolling_options(table))
+    levels = tuple(options.risk)
+    if runner is None:
+        frames = [predict_target(t, table, levels, random_state) for t in targets]
+    else:
+        frames = runner.map(predict_target, list(targets), runner.share(table), levels, random_state)
+    frame = pd.concat([f.drop(columns=[c for c in ("cluster", "job_id") if c in f]) for f in frames], axis=1)
     return by_level(frame, options.risk)
 
 
@@ -139,19 +150,18 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
     if procs is None and cluster_shape is None:
         raise ValueError("no cluster shape: pass a cluster-shape TOML or --procs P")
     cluster = Pool(int(procs)) if procs else to_cluster(cluster_shape)
-    t = time.perf_counter()
-    preds = predictions_for(table, options, procs=procs, random_state=random_state)
-    stages = {"predictions": time.perf_counter() - t}
-    if log:
-        log("predictions", stages["predictions"])
-    month, dropped = build_month(table, cluster, preds, procs=procs)
-    shares = budget_shares(table)
-    setting = Setting(month=month, cluster=cluster, shares=shares, backfill_order=options.backfill_order,
-                      kill_at_limit=procs is None)
     books = price_books(price_book)
     sources = set(table["source"].astype("string").fillna("").unique().tolist()) if "source" in table else set()
     mixed = any(s.startswith(("k8s", "alibaba")) for s in sources) and any(s.startswith("sacct") for s in sources)
     with Runner(scheduler, serial=serial, workers=workers, progress=None if not quiet else False) as runner:
+        t = time.perf_counter()
+        preds = predictions_for(table, options, procs=procs, random_state=random_state, runner=runner)
+        stages = {"predictions": time.perf_counter() - t}
+        if log:
+            log("predictions", stages["predictions"])
+        month, dropped = build_month(table, cluster, preds, procs=procs)
+        setting = Setting(month=month, cluster=cluster, shares=budget_shares(table),
+                          backfill_order=options.backfill_order, kill_at_limit=procs is None)
         sw = sweep(setting, runner, options, node_prices(cluster, books), mixed=isinstance(cluster, Cluster) and mixed,
                    log=log)
         kind = runner.kind

@@ -1,0 +1,83 @@
+"""Reader of a pilot tarball (``reclaim collect``): its manifest, its files checked against their sha256,
+the files ingestion reads (by role), and the cluster shape the ``scontrol`` output describes.
+
+The tarball is extracted with the tar "data" filter (no absolute paths, no links out of the folder, no
+devices), so a tarball cannot write outside the folder it is read into.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cluster_shape import toml_text
+from ..textio import InputError
+from .scontrol import read_scontrol_nodes
+
+MANIFEST = "manifest.json"
+#: roles whose files ingestion reads (sacct --json is kept as a check of the text, not read twice)
+READ_ROLES = ("accounting", "telemetry", "pods", "k8s-nodes")
+
+
+@dataclass
+class Pilot:
+    """An extracted pilot: its folder, manifest, the files to read, and the shape TOML written (or None)."""
+
+    tarball: Path
+    folder: Path
+    manifest: dict
+    files: list = field(default_factory=list)
+    shape: Path | None = None
+
+
+def is_pilot_tarball(path) -> bool:
+    p = Path(path)
+    if not p.is_file() or not p.name.endswith((".tar.gz", ".tgz", ".tar")):
+        return False
+    try:
+        with tarfile.open(p) as tar:
+            return any(Path(m.name).name == MANIFEST for m in tar.getmembers())
+    except (tarfile.TarError, OSError):
+        return False
+
+
+def read_pilot(tarball, into) -> Pilot:
+    """Extract ``tarball`` into ``into`` and check it; errors name the tarball and the file."""
+    tarball = Path(tarball)
+    into = Path(into)
+    into.mkdir(parents=True, exist_ok=True)
+    try:
+        with tarfile.open(tarball) as tar:
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise InputError(f"{tarball}: not a readable pilot tarball: {exc}") from None
+    manifests = sorted(into.rglob(MANIFEST))
+    if len(manifests) != 1:
+        raise InputError(f"{tarball}: expected one {MANIFEST}, found {len(manifests)}")
+    folder = manifests[0].parent
+    try:
+        manifest = json.loads(manifests[0].read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{tarball}: {MANIFEST} is not JSON: {exc}") from None
+    sums = {c["file"]: c["sha256"] for c in manifest.get("commands", []) if c.get("exit_code") == 0 and c.get("file")}
+    files = []
+    for rel, role in sorted(manifest.get("files", {}).items()):
+        path = folder / rel
+        if not path.is_file():
+            raise InputError(f"{tarball}: {rel} is listed in the manifest but missing")
+        if rel in sums and hashlib.sha256(path.read_bytes()).hexdigest() != sums[rel]:
+            raise InputError(f"{tarball}: {rel} does not match its sha256 in the manifest")
+        if role in READ_ROLES and path.stat().st_size > 0:
+            files.append(path)
+    pilot = Pilot(tarball=tarball, folder=folder, manifest=manifest, files=files)
+    nodes = folder / "scontrol_nodes.txt"
+    if nodes.is_file():
+        config = folder / "scontrol_config.txt"
+        shape = read_scontrol_nodes(nodes, config=config if config.is_file() else None).shape
+        if shape["node_groups"]:
+            pilot.shape = folder / "cluster_shape.toml"
+            pilot.shape.write_text(toml_text(shape), encoding="utf-8")
+    return pilot

@@ -1,0 +1,133 @@
+"""``reclaim monthly`` on generated months: trends and movers over three months, byte-identical re-runs, one
+run at a time, and no partial month after a run killed halfway."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from audit.monthly import locked
+from audit.pipeline import EXIT_BUSY, monthly
+from audit.synthetic import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+JOBS = 600
+
+
+def month_inputs(root: Path, month: str, seed: int) -> Path:
+    """A generated month starting on the 1st of ``month`` (the generator's profile with that start)."""
+    out = root / f"in-{month}"
+    if (out / "sacct.txt").exists():
+        return out
+    profile = (ROOT / "audit" / "synthetic" / "profile.toml").read_text(encoding="utf-8")
+    lines = [f'start = "{month}-01T00:00:00"' if ln.startswith("start = ") else ln for ln in profile.splitlines()]
+    spec = root / f"profile-{month}.toml"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    generate(out, jobs=JOBS, days=28.0, seed=seed, profile=spec, write_telemetry=False)
+    return out
+
+
+def digest(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def months(tmp_path_factory):
+    root = tmp_path_factory.mktemp("monthly")
+    out = root / "runs"
+    for k, month in enumerate(("2026-08", "2026-09", "2026-10")):
+        monthly(month, out, inputs=[month_inputs(root, month, seed=11 + k)], whatif=False)
+    return root, out
+
+
+def test_three_months_give_the_trend_page_and_the_movers(months):
+    root, out = months
+    s = json.loads((out / "2026-10" / "monthly.json").read_text())
+    assert s["previous_month"] == "2026-09"
+    first = json.loads((out / "2026-08" / "monthly.json").read_text())
+    assert first["previous_month"] is None and first["movers"] == {}
+    for level in ("account", "user"):
+        rose, fell = s["movers"][level]["rose"], s["movers"][level]["fell"]
+        assert rose or fell
+        assert all(r["change"] > 0 for r in rose) and all(r["change"] < 0 for r in fell)
+        assert [r["change"] for r in rose] == sorted((r["change"] for r in rose), reverse=True)
+        for r in rose + fell:  # each change is this month's idle cost less last month's, as the aggregates say
+            assert r["change"] == pytest.approx(r["cost_usd_idle"] - r["previous"])
+    now = {r["name"]: r for r in s["movers"]["account"]["rose"] + s["movers"]["account"]["fell"]}
+    import pandas as pd
+
+    agg = pd.read_csv(out / "2026-10" / "aggregates" / "by_account.csv")
+    top = agg[agg["level"] == agg["level"].min()].set_index("account_path")["cost_usd_idle"]
+    for name, r in now.items():
+        assert r["cost_usd_idle"] == pytest.approx(float(top.get(name, 0.0)))
+    assert s["change"]["cost_usd_idle"] == pytest.approx(
+        s["figures"]["cost_usd_idle"] - json.loads((out / "2026-09" / "monthly.json").read_text())["figures"]["cost_usd_idle"])
+    html = (out / "2026-10" / "report.html").read_text()
+    assert 'id="trend"' in html and "2026-08" in html and "2026-09" in html
+    assert 'id="trend"' not in (out / "2026-08" / "report.html").read_text()  # one month: no trend yet
+    prom = (out / "reclaim.prom").read_text()
+    assert 'reclaim_waste_ratio{cluster="' in prom and 'month="2026-10"' in prom
+    assert "# TYPE reclaim_cost_usd gauge" in prom
+    md = (out / "2026-10" / "summary.md").read_text()
+    assert "Movers since 2026-09" in md
+
+
+def test_a_rerun_of_a_month_writes_the_same_bytes(months, tmp_path):
+    root, out = months
+    before = digest(out / "2026-09")
+    monthly("2026-09", out, inputs=[month_inputs(root, "2026-09", seed=12)], whatif=False)
+    assert digest(out / "2026-09") == before
+    fresh = tmp_path / "again"
+    monthly("2026-08", fresh, inputs=[month_inputs(root, "2026-08", seed=11)], whatif=True,
+            whatif_options={"serial": True, "quiet": True})
+    first = digest(fresh / "2026-08")
+    assert "whatif/summary.json" in first
+    monthly("2026-08", fresh, inputs=[month_inputs(root, "2026-08", seed=11)], whatif=True,
+            whatif_options={"serial": True, "quiet": True})
+    assert digest(fresh / "2026-08") == first
+
+
+def run_cli(*args, env=None, **kw):
+    return subprocess.Popen([sys.executable, "-m", "audit.cli", "monthly", *args], env=env or os.environ.copy(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_overlapping_runs_wait_or_exit_with_the_busy_code(months, tmp_path):
+    root, _ = months
+    out = tmp_path / "runs"
+    inputs = str(month_inputs(root, "2026-08", seed=11))
+    with locked(out):
+        p = run_cli("--month", "2026-08", "--input", inputs, "--out", str(out), "--no-whatif", "--quiet")
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == EXIT_BUSY and "lock" in err
+        waiting = run_cli("--month", "2026-08", "--input", inputs, "--out", str(out), "--no-whatif", "--quiet",
+                          "--wait", "120")
+        time.sleep(2)
+    _, err = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, err
+    assert (out / "2026-08" / "summary.md").exists()
+
+
+def test_a_run_killed_halfway_leaves_no_month(months, tmp_path):
+    root, _ = months
+    out = tmp_path / "runs"
+    p = run_cli("--month", "2026-09", "--input", str(month_inputs(root, "2026-09", seed=12)), "--out", str(out),
+                "--no-whatif", "--quiet")
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".2026-09.partial-*/2026-09/jobs.parquet")):
+        assert time.monotonic() < deadline and p.poll() is None, "the run never got halfway"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    assert not (out / "2026-09").exists()
+    monthly("2026-09", out, inputs=[month_inputs(root, "2026-09", seed=12)], whatif=False)
+    assert (out / "2026-09" / "summary.md").exists() and not list(out.glob(".2026-09.partial-*"))
