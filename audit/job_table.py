@@ -75,7 +75,8 @@ STATES = (
 CAVEATS = {
     "no_usage_fields": "the input has no usage columns (TotalCPU, MaxRSS): use is unknown, not zero",
     "maxrss_batch_only": "memory peak comes from the batch step only on a multi-node job (tasks on other nodes unseen)",
-    "maxrss_single_task": "a multi-task step reported MaxRSS only (largest single task): peak is a lower bound",
+    "maxrss_single_task": "peak from MaxRSS (the largest single task) with the tasks per node unknown: a lower bound",
+    "maxrss_times_tasks": "peak from MaxRSS × tasks on each node, summed over nodes (reportseff's rule): an upper bound",
     "totalcpu_zero": "TotalCPU is 0 for a job that ran over a minute (MPI without cgroup accounting): CPU use unknown",
     "no_gpu_telemetry": "a GPU job with neither a jobstats summary nor telemetry: GPU use unknown",
     "start_before_submit": "start time earlier than submit time in the input; wait time set to zero",

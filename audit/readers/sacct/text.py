@@ -153,6 +153,7 @@ def _apply_jobstats(folded: pd.DataFrame, js: pd.DataFrame) -> pd.DataFrame:
     out["jobstats"] = use
     out.loc[use, "mem_from_batch_only"] = False
     out.loc[use, "single_task_only"] = False
+    out.loc[use, "upper_bound"] = False
     return out
 
 
@@ -255,6 +256,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "no_usage_fields": np.full(len(kj), not has_usage),
         "maxrss_batch_only": folded["mem_from_batch_only"].to_numpy() & (np.nan_to_num(resk["alloc_nodes"]) > 1),
         "maxrss_single_task": folded["single_task_only"].to_numpy(),
+        "maxrss_times_tasks": folded["upper_bound"].to_numpy(),
         "totalcpu_zero": long_zero,
         "start_before_submit": ~np.isnat(start) & ~np.isnat(submit) & (start < submit),
         "end_unknown": np.isnat(end) & ~np.isnat(start),
