@@ -11,7 +11,7 @@ import pandas as pd
 from ..cluster_shape import load_cluster_shape
 from ..store import read_jobs
 from .aggregate import all_aggregates, efficiency_distribution, top_n
-from .efficiency import efficiency
+from .efficiency import efficiency, flag_exceeding
 from .failed import diagnose
 from .headline import summarise
 from .occupancy import occupancy, occupancy_totals
@@ -46,7 +46,7 @@ def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None) -> 
     summary["occupancy"] = occupancy_totals(occ, capacity)
     summary["efficiency_distribution"] = efficiency_distribution(eff)
     summary["usage_coverage"] = usage_coverage(waste)
-    quality = caveat_counts(jobs, waste)
+    quality = caveat_counts(flag_exceeding(jobs, eff), waste)
     summary["caveats"] = quality
     top = top_n(waste, jobs)
     return AccountResult(summary=summary, waste=waste, efficiency=eff, aggregates=all_aggregates(waste),

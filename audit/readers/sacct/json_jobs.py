@@ -65,7 +65,7 @@ from ...job_table import caveats_from_masks, conform
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import InputError, read_text
 from ...units import expand_index_ranges
-from ..jobstats import decode_jobstats
+from ..jobstats import decode_jobstats, reconcile_jobstats
 from .json_record import job_fields, step_fields
 from .json_values import MAX_INT, MIB, NON_USAGE_STEPS, RAW_LIMIT, RecordError, raw_json, seq
 
@@ -340,6 +340,7 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     })
     if cluster and out["cluster"].isna().any():
         out["cluster"] = out["cluster"].fillna(cluster)
+    out = reconcile_jobstats(out, js.reset_index(drop=True))
     rng = df["array_range"].where(~is_task & ~np.isnan(arr), None)
     return conform(_expand_ranges(out, rng.reset_index(drop=True))), [], js_errors
 

@@ -17,6 +17,7 @@ from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import read_bytes
 from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from ..jobstats import reconcile_jobstats
 from .fold import fold, step_usage
 from .lines import split_lines
 from .resources import resources
@@ -125,6 +126,8 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
                                     f"jobstats {js_kept['error'].iat[pos]}", split.raw_line(i))
         folded = _apply_jobstats(folded, js_kept)
     frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
+    if js is not None:
+        frame = reconcile_jobstats(frame, js_kept)
     frame = _expand_array_ranges(frame)
     ledger.jobs_emitted = len(frame)
     return conform(frame)
