@@ -38,14 +38,14 @@ JOB_COLUMNS: dict[str, str] = {
     "exit_code": "Int64",
     "signal": "Int64",
     "req_nodes": "Int64",
-    "req_cpus": "Int64",
+    "req_cpus": "Float64",
     "req_mem_bytes": "Int64",
-    "req_gpus": "Int64",
+    "req_gpus": "Float64",
     "gpu_type": "string",
     "alloc_nodes": "Int64",
-    "alloc_cpus": "Int64",
+    "alloc_cpus": "Float64",
     "alloc_mem_bytes": "Int64",
-    "alloc_gpus": "Int64",
+    "alloc_gpus": "Float64",
     "cpu_used_s": "Float64",
     "mem_peak_bytes": "Int64",
     "gpu_util_mean": "Float64",
@@ -99,7 +99,7 @@ CAVEATS = {
     "pod_restarted": "a container of the pod restarted (for example after OOMKilled) before the pod ended",
     "end_from_last_sample": "no completion time was recorded: the end is the pod's last kube-state-metrics sample",
     "relative_times": "the trace gives times as offsets from an undisclosed origin: read as seconds after 1970-01-01 UTC",
-    "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus counts devices shared with others",
+    "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus is the share when the trace gives it (gpu_milli), else counts devices shared with others",
 }
 
 
@@ -134,13 +134,21 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def caveats_from_masks(n: int, masks: dict) -> pd.Series:
-    """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply)."""
-    out = np.full(n, "", dtype=object)
+    """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply).
+
+    Each row's set of codes is a bit pattern; the text is built once per distinct pattern."""
+    bits = np.zeros(n, dtype=np.int64)
+    codes = []
     for code, mask in masks.items():
         if code not in CAVEATS:
             raise KeyError(f"undocumented caveat code {code!r}")
         m = pd.Series(mask, copy=False).fillna(False).to_numpy(dtype=bool)
         if m.any():
-            cur = out[m]
-            out[m] = np.where(cur == "", code, cur + ";" + code)
-    return pd.Series(np.where(out == "", None, out), dtype="string")
+            bits |= m.astype(np.int64) << len(codes)
+            codes.append(code)
+    if not codes:
+        return pd.Series(pd.array([None] * n, dtype="string"))
+    patterns, inverse = np.unique(bits, return_inverse=True)
+    text = np.array([";".join(c for k, c in enumerate(codes) if p >> k & 1) or None for p in patterns.tolist()],
+                    dtype=object)
+    return pd.Series(pd.array(text[inverse], dtype="string"))

@@ -319,18 +319,26 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
 
 
 def _int(values) -> pd.arrays.IntegerArray:
+    """Rounded values as Int64, NaN as null: built from the data and the mask, no Python object per value."""
     v = np.asarray(values, dtype="float64")
-    return pd.array(np.where(np.isnan(v), None, np.round(v)), dtype="Int64") if len(v) else pd.array([], "Int64")
+    mask = np.isnan(v)
+    return pd.arrays.IntegerArray(np.where(mask, 0.0, np.round(v)).astype(np.int64), mask)
 
 
 def _float(values) -> pd.arrays.FloatingArray:
     v = np.asarray(values, dtype="float64")
-    return pd.array(np.where(np.isnan(v), None, v), dtype="Float64") if len(v) else pd.array([], "Float64")
+    mask = np.isnan(v)
+    return pd.arrays.FloatingArray(np.where(mask, 0.0, v), mask)
 
 
 def _int_or_null(values) -> pd.arrays.IntegerArray:
-    s = pd.Series(values, dtype=object).replace("", None)
-    return pd.array(pd.to_numeric(s), dtype="Int64")
+    """Digit strings as Int64, ``""`` as null."""
+    v = np.asarray(values, dtype=object)
+    mask = v == ""
+    data = np.zeros(len(v), dtype=np.int64)
+    if not mask.all():
+        data[~mask] = v[~mask].astype(np.int64)
+    return pd.arrays.IntegerArray(data, mask)
 
 
 def _utc(values) -> pd.Series:
