@@ -25,7 +25,7 @@ from ...textio import InputError
 from .fields import KNOWN_ORDERS, is_header, normalise_header
 
 #: the CSV reader's block: large enough that a million lines make few chunks, small enough to share out
-CSV_BLOCK = 1 << 25
+CSV_BLOCK = 1 << 22
 
 
 @dataclass
