@@ -59,19 +59,21 @@ def ingest(paths, out, cluster, fmt, timezone, delimiter) -> None:
               help="Cluster shape TOML (default: one found among the inputs).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True,
               help="Run the what-if sweep (recoverable capacity; needs a cluster shape).")
+@click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
+              help="Fit and save the submit-time advisor's model in DIR/model (about a minute per 100,000 jobs).")
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
-def audit(paths, out, cluster, fmt, timezone, delimiter, price_book, cluster_shape, whatif, scheduler, serial,
-          quiet) -> None:
+def audit(paths, out, cluster, fmt, timezone, delimiter, price_book, cluster_shape, whatif, advisor_model, scheduler,
+          serial, quiet) -> None:
     """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON) into DIR."""
     from .accounting import PriceBookError
     from .pipeline import audit as run_audit
 
     try:
         result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, delimiter=delimiter or None,
-                           price_book=price_book,
-                           cluster_shape=cluster_shape, whatif=whatif,
+                           price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
+                           advisor_model=advisor_model,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
                            log=None if quiet else lambda text: click.echo(text, err=True))
     except (InputError, PriceBookError, ValueError) as exc:
@@ -276,7 +278,7 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 
 
 @main.command()
-@click.option("--month", required=True, help="The month to audit, YYYY-MM.")
+@click.option("--month", required=True, help="The month to audit, YYYY-MM, or 'last' for the calendar month before today.")
 @click.option("--input", "inputs", multiple=True, type=click.Path(path_type=Path, exists=True),
               help="Read these inputs instead of collecting the month (repeatable).")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
@@ -284,11 +286,13 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True)
+@click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
+              help="Fit and save the submit-time advisor's model in DIR/YYYY-MM/model.")
 @click.option("--serial", is_flag=True, help="What-if replays in this process.")
 @click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
 @click.option("--quiet", is_flag=True)
-def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_s, quiet) -> None:
+def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model, serial, wait_s, quiet) -> None:
     """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
 
     Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
@@ -300,7 +304,7 @@ def monthly(month, inputs, out, cluster_shape, price_book, whatif, serial, wait_
 
     try:
         result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
-                             price_book=price_book, whatif=whatif, wait_s=wait_s,
+                             price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
                              whatif_options={"serial": serial, "quiet": quiet},
                              log=None if quiet else lambda text: click.echo(text, err=True))
     except Busy as exc:

@@ -38,13 +38,16 @@ def generated_at() -> str:
 
 def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
-          log=None, stamp: str | None = None, extract_to=None, trend=None, month: str | None = None,
-          delimiter: str | None = None) -> AuditResult:
+          advisor_model: bool = True, log=None, stamp: str | None = None, extract_to=None, trend=None,
+          month: str | None = None, delimiter: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The what-if sweep
     (``whatif/``) runs when ``whatif`` and there is a cluster shape; ``whatif_options`` go to
     :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped.
+    ``advisor_model`` fits the submit-time advisor's model and saves it in ``out/model``
+    (:func:`predictors.submit.fit`; about a minute of one core per 100,000 jobs), so that
+    ``reclaim predict SCRIPT --history OUT`` loads it.
     ``stamp`` is the report's generation time (default: now, or ``SOURCE_DATE_EPOCH``); ``extract_to`` where a
     pilot tarball is unpacked (default ``out/pilot``); ``trend`` (earlier months' figures, one row each, from
     :func:`audit.monthly.history`) adds the trend page, this run as the latest row labelled ``month``.
@@ -69,6 +72,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
         sections["replay"] = whatif_section(whatif_summary)
     elif whatif and log is not None:
         log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
+    if advisor_model:
+        save_advisor_model(out, log, fitted_at=stamp)
     summary = acc.summary
     ledger = dict(ing.ledger)
     ledger["quarantine_sample"] = [
@@ -84,6 +89,22 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
                             sections=sections)
     written = render_report(context, out)
     return AuditResult(ingest=ing, summary=summary, report_pdf=written["pdf"], report_html=written["html"])
+
+
+def save_advisor_model(out: Path, log=None, *, fitted_at: str | None = None) -> Path | None:
+    """Fit and save the advisor's model in ``out/model``; ``None`` (and a line to ``log``) when the history is too
+    small to fit one.  ``fitted_at`` (ISO time) as the report's stamp, for byte-identical reruns."""
+    from predictors.submit import fit
+
+    try:
+        folder = fit(out, fitted_at=fitted_at)
+    except ValueError as exc:
+        if log is not None:
+            log(f"advisor model skipped: {exc}")
+        return None
+    if log is not None:
+        log(f"advisor model: {out.name}/{folder.name} (reclaim predict SCRIPT --history {out.name})")
+    return folder
 
 
 def simulate(paths, *, policy: str = "easy", procs: int | None = None, cluster_shape=None, out=None,
@@ -130,6 +151,15 @@ class MonthlyResult:
     summary: dict
 
 
+def resolve_month(month: str, today=None) -> str:
+    """``last`` → the calendar month before ``today`` (default: today) as ``YYYY-MM``; anything else as given."""
+    if month != "last":
+        return month
+    today = today or datetime.now().date()
+    first = today.replace(day=1) - timedelta(days=1)
+    return f"{first.year:04d}-{first.month:02d}"
+
+
 def month_bounds(month: str) -> tuple[datetime, datetime]:
     """``YYYY-MM`` → its first instant and the first instant of the next month (naive, the cluster's time)."""
     try:
@@ -141,14 +171,16 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
 
 
 def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
-            whatif_options: dict | None = None, wait_s: float = 0.0, collect=None, log=None) -> MonthlyResult:
+            whatif_options: dict | None = None, advisor_model: bool = True, wait_s: float = 0.0, collect=None,
+            log=None) -> MonthlyResult:
     """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
     the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
     ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
 
     One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
     of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
-    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).
+    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``advisor_model`` leaves the
+    submit-time advisor's model in ``out/YYYY-MM/model`` (``reclaim predict SCRIPT --history out/YYYY-MM``).
     """
     from .collect import collect_slurm
     from .monthly import (
@@ -166,6 +198,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
         write_atomic,
     )
 
+    month = resolve_month(month)
     start, end = month_bounds(month)
     out = Path(out)
     db = out / "reclaim.duckdb"
@@ -185,7 +218,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
         earlier = earlier[earlier["month"] < month] if len(earlier) else earlier
         run = work / month
         result = audit(paths, run, price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
-                       whatif_options=whatif_options, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
+                       whatif_options=whatif_options, advisor_model=advisor_model, log=log, stamp=(end - timedelta(seconds=1)).isoformat() + "+00:00",
                        extract_to=out / ".collect" / month / "extracted", trend=earlier if len(earlier) else None,
                        month=month)
         (run / "reclaim.duckdb").unlink(missing_ok=True)  # months live side by side in out/reclaim.duckdb

@@ -20,7 +20,7 @@ class _ScriptDefault(click.Group):
     """``reclaim predict JOB_SCRIPT …`` is short for ``reclaim predict script JOB_SCRIPT …``."""
 
     def resolve_command(self, ctx, args):
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and (args[0] == "-" or not args[0].startswith("-")):
             args = ["script", *args]
         return super().resolve_command(ctx, args)
 
@@ -29,40 +29,61 @@ class _ScriptDefault(click.Group):
 def predict() -> None:
     """Right-sizing predictors: calibrated quantiles of each job's need, evaluated on future weeks.
 
-    `reclaim predict JOB_SCRIPT --history STORE` advises on one job script (same as `predict script`).
+    `reclaim predict JOB_SCRIPT --history STORE` advises on one job script or manifest (same as
+    `predict script`); `reclaim predict fit STORE` fits the advisor's model once.
     """
 
 
 @predict.command("script")
-@click.argument("job_script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("job_script", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--history", required=True, type=click.Path(exists=True, path_type=Path),
-              help="Store (jobs.parquet) or trace files of past jobs.")
-@click.option("--user", default=None, help="Submitting user (default: cold start).")
+              help="Store (jobs.parquet, with its model in STORE/model) or trace files of past jobs.")
+@click.option("--user", default=None, help="Submitting user (default: $USER when the history knows them).")
 @click.option("--risk", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              help="Level of the recommended request.")
+              help="Level of the suggested request; warnings at or above a risk of 1 − this level exit 3.")
+@click.option("--strict", is_flag=True, help="Exit 3 on any warning.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def script_cmd(job_script, history, user, risk, as_json) -> None:
-    """p50/p90/p99 of each resource for JOB_SCRIPT, a request at --risk, the current request's risk."""
+def script_cmd(job_script, sbatch_args, history, user, risk, strict, as_json) -> None:
+    """Advise on JOB_SCRIPT (an sbatch script, or a Kubernetes Job/Pod manifest; - reads standard input)
+    before it is submitted: the request to make, the lines to paste, failure warnings.
+
+    sbatch options after -- override the script's, as on sbatch's command line.  Exit 0, 3 when a warning
+    at or above the chosen risk was raised, 2 on an error (a line Slurm would refuse is named).
+    """
     from audit.textio import InputError
 
-    from .evaluate import load_jobs
+    from .advice_text import advice_text
+    from .advisor_model import ModelError
     from .submit import predict_script
 
+    name = "<stdin>" if str(job_script) == "-" else str(job_script)
     try:
-        advice = predict_script(job_script.read_text(encoding="utf-8"), load_jobs(history), user=user, risk=risk)
-    except (InputError, ValueError, UnicodeDecodeError) as exc:
+        text = sys.stdin.read() if name == "<stdin>" else job_script.read_text(encoding="utf-8")
+        advice = predict_script(text, history, args=sbatch_args, user=user, risk=risk, strict=strict, origin=name,
+                                log=lambda m: click.echo(f"reclaim: {m}", err=True))
+    except (InputError, ModelError, ValueError, UnicodeDecodeError) as exc:
         _fail(exc)
-    if as_json:
-        click.echo(json.dumps(advice, indent=2))
-        return
-    click.echo(f"{job_script}: family {advice['job']['family']}, user {advice['job']['user'] or '(unknown)'}")
-    for name, r in advice["resources"].items():
-        cur = "unknown" if r["current_request"] is None else f"{r['current_request']:.4g}"
-        rk = "—" if r["current_request_risk"] is None else f"{r['current_request_risk']:.2f}"
-        click.echo(f"  {name:<10} p50 {r['p50']:.4g}  p90 {r['p90']:.4g}  p99 {r['p99']:.4g} {r['unit']}; "
-                   f"request {r['recommended_request']:.4g} at risk {1 - risk:.2f}; current {cur} (risk {rk})")
-    for s in advice["similar_jobs"]:
-        click.echo(f"  similar: job {s['job_id']} {s['state']} ran {s['elapsed_s']} s of {s['time_limit_s']} s")
+    click.echo(json.dumps(advice, indent=2, default=str) if as_json else advice_text(advice))
+    sys.exit(advice["exit_code"])
+
+
+@predict.command("fit")
+@click.argument("store", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def fit_cmd(store) -> None:
+    """Fit the submit-time advisor's model on STORE and save it in STORE/model (advice then loads it)."""
+    import time
+
+    from audit.textio import InputError
+
+    from .submit import fit
+
+    t0 = time.perf_counter()
+    try:
+        folder = fit(store)
+    except (InputError, ValueError) as exc:
+        _fail(exc)
+    click.echo(f"advisor model: {folder} ({time.perf_counter() - t0:.0f} s)")
 
 
 @predict.command("evaluate")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
@@ -56,6 +55,8 @@ class QuantileGBM(Estimator):
                 "max_cat_to_onehot": 8}
 
     def fit(self, X: pd.DataFrame, y: np.ndarray) -> QuantileGBM:
+        import lightgbm as lgb
+
         self.levels_ = check_levels(self.levels)
         y = np.asarray(y, dtype=np.float64)
         z = y if self.log_offset is None else log_transform(y, self.log_offset)

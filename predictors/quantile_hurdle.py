@@ -24,7 +24,6 @@ which calibration by level (``conformal.LevelCalibrator``) reads.
 
 from __future__ import annotations
 
-import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
@@ -133,11 +132,15 @@ class HurdleQuantileGBM(Estimator):
              "max_cat_to_onehot": 8}
         return p if alpha is None else {**p, "alpha": alpha}
 
-    def _dataset(self, data: pd.DataFrame, label: np.ndarray) -> lgb.Dataset:
+    def _dataset(self, data: pd.DataFrame, label: np.ndarray):
+        import lightgbm as lgb
+
         return lgb.Dataset(data, label, categorical_feature=list(self.vocab_), free_raw_data=False,
                            params={"max_bin": self.max_bin, "verbose": -1})
 
     def fit(self, X: pd.DataFrame, y: np.ndarray) -> HurdleQuantileGBM:
+        import lightgbm as lgb  # here, not at the top: a fitted model can predict with forests (predictors.trees)
+
         self.levels_ = check_levels(self.levels)
         self.grid_ = np.asarray(check_levels(self.grid))
         self.hit_grid_ = np.asarray(check_levels(self.hit_grid))

@@ -1,139 +1,86 @@
-"""Submit-time advice for one job script: p50/p90/p99 of each need, a recommended request, the risk of
-the script's current request, and the most similar past jobs as the reason.
+"""The submit-time advisor's front: ``reclaim predict fit STORE`` (:func:`fit`) and ``reclaim predict SCRIPT
+--history STORE`` (:func:`predict_script`).
 
-The script's ``#SBATCH`` lines become one job row submitted just after the history's last job ended; the
-LightGBM hurdle quantile model (``quantile_hurdle``) is fitted on the history that ended before the trailing
-calibration window (``cal_days``, at most a quarter of the history's span) and calibrated by level, uncapped,
-on that window (the same procedure as one fold of the rolling evaluation).
+A store's model is fitted once and saved in ``STORE/model`` (``reclaim audit`` saves one too); advice loads
+it.  A store whose ``jobs.parquet`` changed since (another ingest) is refitted once, on first use; a history
+given as trace files, or a store that cannot be written, is fitted in memory for that call only (slow: say so).
 """
 
 from __future__ import annotations
 
-import re
+import os
+from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
-from audit.units import parse_duration, parse_size
+from .advisor_model import FOLDER, AdvisorModel, fit_store, is_current, load_model
 
-from .conformal import CURVE_LEVELS, LevelCalibrator
-from .features import epoch_s, submission_features
-from .quantile_hurdle import HurdleQuantileGBM
-from .script import sbatch_directives
-from .targets import TARGETS, actual, eligible, get_target, request
-
-#: levels on which the risk of a request is read (the probability that the need exceeds it)
-GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
+#: the targets a job without GPUs needs (a GPU job loads the GPU targets too)
+CPU_TARGETS = ("walltime", "memory", "cpus")
 
 
-def _gpus(d: dict) -> tuple[float, str | None]:
-    for key in ("gpus", "gres", "gpus-per-node"):
-        v = d.get(key)
-        if v:
-            m = re.search(r"(?:gpu:)?(?:([A-Za-z][\w.-]*):)?(\d+)\s*$", v)
-            if m:
-                return float(m.group(2)), m.group(1)
-    return 0.0, None
+def fit(store, *, fitted_at: str | None = None, **params) -> Path:
+    """Fit the advisor's model on a store and save it in ``STORE/model``; the folder written.  ``fitted_at``
+    (ISO time, recorded in the manifest) defaults to now, or ``SOURCE_DATE_EPOCH``."""
+    store = Path(store)
+    if not (store / "jobs.parquet").exists():
+        from audit.textio import InputError
+
+        raise InputError(f"{store}: no jobs.parquet (run `reclaim ingest` first)")
+    return fit_store(store, fitted_at=fitted_at, **params)
 
 
-def script_job(text: str, *, user: str | None = None, submit_time: pd.Timestamp | None = None) -> pd.DataFrame:
-    """One canonical-style job row from a script's ``#SBATCH`` directives (unknown fields are null)."""
-    d = sbatch_directives(text)
-    nodes = float(d.get("nodes", "1").split("-")[0] or 1)
-    tasks = float(d.get("ntasks", 1) or 1)
-    cpt = float(d.get("cpus-per-task", 1) or 1)
-    cpus = tasks * cpt
-    mem = np.nan
-    if "mem" in d:
-        mem = parse_size([d["mem"]], "M")[0][0] * nodes
-    elif "mem-per-cpu" in d:
-        mem = parse_size([d["mem-per-cpu"]], "M")[0][0] * cpus
-    gpus, gpu_type = _gpus(d)
-    limit = parse_duration([d["time"]])[0][0] if "time" in d else np.nan
-    row = {"user": user, "account": d.get("account"), "partition": d.get("partition"), "qos": d.get("qos"),
-           "job_name": d.get("job-name"), "submit_time": submit_time, "end_time": pd.NaT,
-           "time_limit_s": limit, "req_cpus": cpus, "alloc_cpus": cpus, "req_mem_bytes": mem, "alloc_mem_bytes": mem,
-           "req_gpus": gpus, "alloc_gpus": gpus, "gpu_type": gpu_type, "req_nodes": nodes, "elapsed_s": np.nan}
-    frame = pd.DataFrame([row])
-    for c in ("user", "account", "partition", "qos", "job_name", "gpu_type"):
-        frame[c] = frame[c].astype("string")
-    frame["submit_time"] = pd.to_datetime(frame["submit_time"], utc=True)
-    frame["end_time"] = pd.to_datetime(frame["end_time"], utc=True)
-    return frame
+def model_for(history, *, gpus: bool = True, log=None) -> tuple[AdvisorModel, Path | None]:
+    """The model of a history (a store folder, trace files, or a job table) and the store it belongs to."""
+    if isinstance(history, AdvisorModel):
+        return history, None
+    if isinstance(history, pd.DataFrame):
+        return AdvisorModel().fit(history), None
+    paths = [Path(p) for p in (history if isinstance(history, list | tuple) else [history])]
+    store = paths[0] if len(paths) == 1 and (paths[0] / "jobs.parquet").exists() else None
+    targets = None if gpus else CPU_TARGETS
+    if store is not None:
+        if is_current(store):
+            return load_model(store / FOLDER, targets), store
+        if os.access(store, os.W_OK):
+            if log:
+                log(f"fitting the advisor's model on {store} once (saved in {store / FOLDER}; "
+                    "`reclaim predict fit STORE` does it ahead)")
+            return load_model(fit(store), targets), store
+    if log:
+        log("fitting the advisor's model in memory for this call only: ingest the history into a store "
+            "(`reclaim ingest … --out STORE`) to fit it once")
+    from .evaluate import load_jobs
+
+    return AdvisorModel().fit(load_jobs(paths if len(paths) > 1 else paths[0])), store
 
 
-def risk_of(request_value: float, grid_pred: np.ndarray, grid=GRID) -> float | None:
-    """P(need > request) read off calibrated quantiles: 1 − the highest level whose prediction ≤ request
-    (interpolated between grid levels); ``None`` when the request is unknown."""
-    if not np.isfinite(request_value):
+def _shape(store: Path | None):
+    if store is None or not (store / "cluster_shape.toml").exists():
         return None
-    lv = np.asarray(grid)
-    if request_value < grid_pred[0]:
-        return float(1 - lv[0])  # at least this: the request is below the median need
-    if request_value >= grid_pred[-1]:
-        return float(1 - lv[-1])  # at most this
-    return float(1 - np.interp(request_value, grid_pred, lv))
+    from audit.cluster_shape import load_cluster_shape
+
+    return load_cluster_shape(store / "cluster_shape.toml")
 
 
-def similar_jobs(history: pd.DataFrame, job: pd.DataFrame, k: int = 5) -> pd.DataFrame:
-    """The ``k`` most recent past jobs of the same user and job family (else family, else user)."""
-    fam = job_family(history["job_name"]) if "job_name" in history else pd.Series("(unnamed)", index=history.index)
-    jf = job_family(job["job_name"]).iloc[0]
-    u = job["user"].iloc[0]
-    same_u = (history["user"] == u).fillna(False).to_numpy(dtype=bool) if pd.notna(u) else np.zeros(len(history), bool)
-    same_f = (fam == jf).to_numpy(dtype=bool)
-    for mask in (same_u & same_f, same_f, same_u):
-        if mask.any():
-            return history[mask].sort_values("end_time").tail(k).iloc[::-1]
-    return history.iloc[:0]
+def default_user(model: AdvisorModel, environ=None) -> str | None:
+    """``$USER`` (else ``$LOGNAME``) when that user has jobs in the history."""
+    env = os.environ if environ is None else environ
+    name = env.get("USER") or env.get("LOGNAME")
+    return name if name and len(model.user_history(name)) else None
 
 
-def predict_script(text: str, history: pd.DataFrame, *, user: str | None = None, risk: float = 0.9,
-                   cal_days: float = 28.0, min_jobs: int = 200, n_estimators: int = 60,
-                   random_state: int = 0) -> dict:
-    """Advice for the script, per resource, as a JSON-ready dict."""
-    if not 0 < risk < 1:
-        raise ValueError(f"risk must lie strictly between 0 and 1, got {risk}")
-    last_end = history["end_time"].max()
-    job = script_job(text, user=user, submit_time=last_end + pd.Timedelta(seconds=1))
-    both = pd.concat([history, job], ignore_index=True)
-    grid = tuple(sorted(set(GRID) | {0.5, 0.9, 0.99, risk}))
-    first, last = history["submit_time"].min(), history["submit_time"].max()
-    window = min(pd.Timedelta(days=cal_days), (last - first) / 4)  # short histories keep 3/4 for training
-    cut = (last - window).timestamp()
-    out = {"job": {"user": user, "family": str(job_family(job["job_name"]).iloc[0])}, "risk": risk, "resources": {}}
-    gpu_job = float(job["req_gpus"].iloc[0]) > 0
-    for name, spec in TARGETS.items():
-        if name in ("gpus", "gpu_memory") and not gpu_job:
-            continue
-        ok = eligible(both, name)
-        if ok.sum() < min_jobs:
-            continue
-        X = submission_features(both, name)
-        y = actual(both, name)
-        end, sub = epoch_s(both["end_time"]), epoch_s(both["submit_time"])
-        tr = ok & (end < cut)
-        cal = ok & (sub >= cut)
-        if tr.sum() < min_jobs or cal.sum() < 50:
-            continue
-        model = HurdleQuantileGBM(grid, n_estimators=n_estimators, log_offset=spec.log_offset,
-                                  random_state=random_state).fit(X[tr], y[tr])
-        req = request(both, name)
-        c = LevelCalibrator(grid, cap=False).fit(model.predict_at(X[cal], CURVE_LEVELS), y[cal])
-        q = c.transform(model.predict_at(X.tail(1), CURVE_LEVELS))[0]
-        at = dict(zip(grid, q, strict=True))
-        r = float(req[-1])
-        out["resources"][name] = {
-            "unit": get_target(name).unit, "p50": float(at[0.5]), "p90": float(at[0.9]), "p99": float(at[0.99]),
-            "recommended_request": float(at[risk]), "current_request": r if np.isfinite(r) else None,
-            "current_request_risk": risk_of(r, np.array([at[g] for g in GRID]))}
-    sim = similar_jobs(history, job)
-    out["similar_jobs"] = [{"job_id": str(s.job_id), "end_time": s.end_time.isoformat() if pd.notna(s.end_time) else None,
-                            "state": None if pd.isna(s.state) else str(s.state),
-                            "elapsed_s": None if pd.isna(s.elapsed_s) else float(s.elapsed_s),
-                            "time_limit_s": None if pd.isna(s.time_limit_s) else float(s.time_limit_s),
-                            "mem_peak_bytes": None if pd.isna(s.mem_peak_bytes) else float(s.mem_peak_bytes),
-                            "req_mem_bytes": None if pd.isna(s.req_mem_bytes) else float(s.req_mem_bytes)}
-                           for s in sim.itertuples()]
-    return out
+def predict_script(text: str, history, *, args=(), user: str | None = None, risk: float = 0.9,
+                   strict: bool = False, origin: str | None = None, log=None) -> dict:
+    """Advice for one job script or Kubernetes manifest (``text``), sbatch options ``args`` overriding the
+    script's, from the model of ``history``; the dict of :func:`predictors.advisor.advise`."""
+    from .advisor import advise, read_job
+
+    req = read_job(text, args, origin=origin)
+    model, store = model_for(history, gpus=req.gpus > 0, log=log)
+    user_from = "option" if user else None
+    if user is None and req.user is None:
+        user = default_user(model)
+        user_from = "environment" if user else None
+    return advise(req, model, user=user, user_from=user_from, level=risk, shape=_shape(store), strict=strict,
+                  origin=origin)

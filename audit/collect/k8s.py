@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import ssl
 import time
 import urllib.error
@@ -22,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .commands import CommandRunner, output_of
-from .manifest import Manifest, write_output, write_tarball
+from .manifest import Manifest, fresh_folder, write_output, write_tarball
 from .times import parse_when, stamp
 
 #: series exported, by the reader that takes them (names only: no expression is ever sent)
@@ -113,10 +112,7 @@ def collect_k8s(out, *, prometheus: str, since: str = "7d", until: str | None = 
     now = now or datetime.now(UTC).replace(microsecond=0, tzinfo=None)
     t0, t1 = parse_when(since, now), parse_when(until, now) if until else now
     name = f"reclaim-pilot-k8s-{t1:%Y-%m-%d}"
-    folder = Path(out) / name
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder = fresh_folder(out, name)
     manifest = Manifest(kind="k8s", since=stamp(t0), until=stamp(t1))
     for cmd in ("kubectl_version", "kubectl_pods", "kubectl_nodes"):
         ran = runner.run(cmd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import shutil
 import socket
 import tarfile
 from dataclasses import dataclass, field
@@ -54,6 +55,15 @@ class Manifest:
                 "host": self.host, "platform": platform.platform(), "reclaim_version": reclaim_version(),
                 "versions": self.versions, "commands": self.commands, "files": dict(sorted(self.files.items())),
                 "failed": len(self.failed)}
+
+
+def fresh_folder(out, name: str) -> Path:
+    """``out/name``, emptied: a collection never mixes with an earlier one of the same name."""
+    folder = Path(out) / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def write_output(folder: Path, relative: str, data: bytes) -> None:

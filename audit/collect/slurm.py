@@ -9,12 +9,11 @@ A failed command is retried once, then recorded in the manifest, and the collect
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime
 from pathlib import Path
 
 from .commands import CommandRunner, output_of
-from .manifest import Manifest, write_output, write_tarball
+from .manifest import Manifest, fresh_folder, write_output, write_tarball
 from .times import days, parse_when, stamp
 
 SHAPE_COMMANDS = ("sinfo", "scontrol_nodes", "scontrol_partitions", "scontrol_config", "sshare")
@@ -27,10 +26,7 @@ def collect_slurm(out, *, since: str = "7d", until: str | None = None, runner: C
     now = now or datetime.now().replace(microsecond=0)
     t0, t1 = parse_when(since, now), parse_when(until, now) if until else now
     name = f"reclaim-pilot-slurm-{t1:%Y-%m-%d}"
-    folder = Path(out) / name
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder = fresh_folder(out, name)
     manifest = Manifest(kind="slurm", since=stamp(t0), until=stamp(t1))
     version = runner.run("slurm_version")
     manifest.record(version, output_of("slurm_version") if version.ok else None, "version")

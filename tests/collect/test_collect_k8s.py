@@ -158,6 +158,9 @@ def test_collect_with_a_token_then_ingest(prometheus, tmp_path):
     q = [c for c in manifest.commands if c["name"] == "prometheus_query_range"]
     assert len(q) == 2 * 3  # 61 points a series, in chunks of at most 25
     assert all("s3cret" not in " ".join(c["argv"]) for c in manifest.commands)  # the token never lands in the manifest
+    import gzip
+
+    assert b"s3cret" not in gzip.decompress(Path(tarball).read_bytes())  # nor anywhere in the tarball
     store = tmp_path / "store"
     result = ingest([tarball], store)
     assert result.ledger["balanced"]

@@ -17,6 +17,7 @@ import pytest
 from audit.monthly import locked
 from audit.pipeline import EXIT_BUSY, monthly
 from audit.synthetic import generate
+from predictors.advisor_model import is_current
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = 600
@@ -84,6 +85,7 @@ def test_three_months_give_the_trend_page_and_the_movers(months):
 def test_a_rerun_of_a_month_writes_the_same_bytes(months, tmp_path):
     root, out = months
     before = digest(out / "2026-09")
+    assert "model/manifest.json" in before and is_current(out / "2026-09")  # the advisor's model, published
     monthly("2026-09", out, inputs=[month_inputs(root, "2026-09", seed=12)], whatif=False)
     assert digest(out / "2026-09") == before
     fresh = tmp_path / "again"

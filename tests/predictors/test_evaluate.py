@@ -121,40 +121,6 @@ def test_kth_accuracy_improves_with_history():
     assert c.loc[1, "pinball"] < 0.98 * c.loc[0, "pinball"]
 
 
-SCRIPT = """#!/bin/bash
-#SBATCH --job-name=relax_99
-#SBATCH -t 04:00:00
-#SBATCH --mem=64G
-#SBATCH -c 16
-srun relax.x input_99
-"""
-
-
-def test_script_advice_json(small_month, tmp_path):
-    from predictors.submit import risk_of
-
-    store = tmp_path / "store"
-    store.mkdir()
-    small_month.to_parquet(store / "jobs.parquet", index=False)
-    script = tmp_path / "job.sh"
-    script.write_text(SCRIPT, encoding="utf-8")
-    user = str(small_month["user"].value_counts().index[0])
-    res = CliRunner().invoke(predict, [str(script), "--history", str(store), "--user", user, "--json"])
-    assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
-    assert set(d["resources"]) == {"walltime", "memory", "cpus"}  # no GPU advice for a CPU job
-    w = d["resources"]["walltime"]
-    assert w["p50"] <= w["p90"] <= w["p99"] and w["recommended_request"] == w["p90"]
-    assert w["current_request"] == 4 * 3600.0 and 0 < w["current_request_risk"] <= 0.5
-    assert d["resources"]["memory"]["current_request"] == 64 * 2**30
-    assert d["resources"]["cpus"]["current_request"] == 16
-    assert 0 < len(d["similar_jobs"]) <= 5
-    # reading the risk off the quantile grid, by hand: request halfway between p80 and p90
-    grid = np.array([1.0, 2, 3, 4, 5, 6, 7])
-    assert risk_of(4.5, grid) == pytest.approx(1 - 0.85)
-    assert risk_of(0.5, grid) == 0.5 and risk_of(9, grid) == pytest.approx(0.01)
-
-
 def test_too_little_history_gives_empty_metrics_not_an_error(small_month):
     d = evaluate(small_month.head(100), "memory", "0.9", models=["request", "lightgbm"])
     assert d["jobs_tested"] == 0
