@@ -10,6 +10,9 @@ import click
 from .readers import READABLE
 from .textio import InputError
 
+DELIMITER_HELP = ("Field delimiter of sacct text, as given to sacct --delimiter (default: ^|^ when the first line "
+                  "holds it, else |); with --format sacct for a delimiter other than those.")
+
 
 def _fail(exc: Exception) -> None:
     click.echo(f"reclaim: error: {exc}", err=True)
@@ -30,13 +33,14 @@ def main() -> None:
               type=click.Choice(["auto", *READABLE]), help="Accounting format (auto-detected by default).")
 @click.option("--timezone", default="UTC", show_default=True,
               help="Time zone of sacct text timestamps (sacct prints the cluster's local time).")
-def ingest(paths, out, cluster, fmt, timezone) -> None:
+@click.option("--delimiter", default=None, help=DELIMITER_HELP)
+def ingest(paths, out, cluster, fmt, timezone, delimiter) -> None:
     """Read accounting files into DIR/jobs.parquet, ledger.json, quarantine.csv and reclaim.duckdb."""
     from .ingest import ingest as run_ingest
     from .summary_text import ingest_summary
 
     try:
-        result = run_ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone)
+        result = run_ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, delimiter=delimiter or None)
     except InputError as exc:
         _fail(exc)
     click.echo(ingest_summary(result))
@@ -49,6 +53,7 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", *READABLE]))
 @click.option("--timezone", default="UTC", show_default=True)
+@click.option("--delimiter", default=None, help=DELIMITER_HELP)
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
               help="Cluster shape TOML (default: one found among the inputs).")
@@ -61,8 +66,8 @@ def ingest(paths, out, cluster, fmt, timezone) -> None:
 @click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
               help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
-def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif, advisor_model, scheduler, serial,
-          config_path, quiet) -> None:
+def audit(paths, out, cluster, fmt, timezone, delimiter, price_book, cluster_shape, whatif, advisor_model, scheduler,
+          serial, config_path, quiet) -> None:
     """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON, CSV) into DIR."""
     from .accounting import PriceBookError
     from .config import load_config
@@ -71,8 +76,9 @@ def audit(paths, out, cluster, fmt, timezone, price_book, cluster_shape, whatif,
 
     try:
         config = load_config(config_path)
-        result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, price_book=price_book,
-                           cluster_shape=cluster_shape, whatif=whatif, advisor_model=advisor_model,
+        result = run_audit(paths, out, cluster=cluster, fmt=fmt, timezone=timezone, delimiter=delimiter or None,
+                           price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
+                           advisor_model=advisor_model,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet},
                            log=None if quiet else lambda text: click.echo(text, err=True), config=config,
                            progress=Progress(quiet=quiet))

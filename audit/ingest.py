@@ -43,7 +43,8 @@ class IngestResult:
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-                telemetry_out: Path | None = None, extract_to: Path | None = None, stage=None) -> IngestResult:
+                telemetry_out: Path | None = None, extract_to: Path | None = None, stage=None,
+                delimiter: str | None = None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
@@ -53,11 +54,13 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     against its manifest and read as the files it lists; a job found in two daily chunks is kept once.
     ``stage(name)`` (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join
     as ``telemetry``.
+    ``delimiter`` is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
     """
     with ExitStack() as stack:
         pilots, paths = _open_pilots(paths, extract_to, stack)
         result = _read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone, telemetry_out=telemetry_out,
-                              named_pilot_files=[f for p in pilots for f in p.files], stage=stage)
+                              named_pilot_files=[f for p in pilots for f in p.files], stage=stage,
+                              delimiter=delimiter)
         if pilots:
             result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
         return result
@@ -94,7 +97,8 @@ def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool) -> Inges
     return result
 
 
-def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files, stage=None) -> IngestResult:
+def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_files, stage=None,
+                 delimiter=None) -> IngestResult:
     named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
     frames, ledgers, skipped = [], [], []
@@ -111,7 +115,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
                                  "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
             continue
-        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone)
+        result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone, delimiter=delimiter)
         frames.append(result.jobs)
         ledgers.append(result.ledger)
         quarantine.extend(result.quarantine.rows)
@@ -136,7 +140,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           pseudonyms=None, stage=None, extract_to=None) -> IngestResult:
+           pseudonyms=None, stage=None, extract_to=None, delimiter: str | None = None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
     A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``; with
     ``pseudonyms``, a temporary folder, so that no raw export with real names is left among the outputs).
@@ -151,7 +155,8 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
             extract_to = (Path(stack.enter_context(TemporaryDirectory(prefix="reclaim-pilot-")))
                           if pseudonyms is not None else out / "pilot")
         result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone,
-                             telemetry_out=out / "telemetry.parquet", stage=stage, extract_to=Path(extract_to))
+                             telemetry_out=out / "telemetry.parquet", stage=stage, extract_to=Path(extract_to),
+                             delimiter=delimiter)
         result.out = out
         if pseudonyms is not None:
             _anonymise(result, pseudonyms, out)

@@ -38,14 +38,14 @@ JOB_COLUMNS: dict[str, str] = {
     "exit_code": "Int64",
     "signal": "Int64",
     "req_nodes": "Int64",
-    "req_cpus": "Int64",
+    "req_cpus": "Float64",
     "req_mem_bytes": "Int64",
-    "req_gpus": "Int64",
+    "req_gpus": "Float64",
     "gpu_type": "string",
     "alloc_nodes": "Int64",
-    "alloc_cpus": "Int64",
+    "alloc_cpus": "Float64",
     "alloc_mem_bytes": "Int64",
-    "alloc_gpus": "Int64",
+    "alloc_gpus": "Float64",
     "cpu_used_s": "Float64",
     "mem_peak_bytes": "Int64",
     "gpu_util_mean": "Float64",
@@ -75,7 +75,8 @@ STATES = (
 CAVEATS = {
     "no_usage_fields": "the input has no usage columns (TotalCPU, MaxRSS): use is unknown, not zero",
     "maxrss_batch_only": "memory peak comes from the batch step only on a multi-node job (tasks on other nodes unseen)",
-    "maxrss_single_task": "a multi-task step reported MaxRSS only (largest single task): peak is a lower bound",
+    "maxrss_single_task": "peak from MaxRSS (the largest single task) with the tasks per node unknown: a lower bound",
+    "maxrss_times_tasks": "peak from MaxRSS × tasks on each node, summed over nodes (reportseff's rule): an upper bound",
     "totalcpu_zero": "TotalCPU is 0 for a job that ran over a minute (MPI without cgroup accounting): CPU use unknown",
     "no_gpu_telemetry": "a GPU job with neither a jobstats summary nor telemetry: GPU use unknown",
     "start_before_submit": "start time earlier than submit time in the input; wait time set to zero",
@@ -88,6 +89,9 @@ CAVEATS = {
     "swf_cpu_time_total": "SWF field 6 looks like total rather than per-processor CPU time",
     "swf_no_start_time": "the SWF header gives no UnixStartTime: times are offsets from 1970-01-01 UTC",
     "jobstats": "usage taken from a jobstats AdminComment summary",
+    "jobstats_disagrees": "the jobstats summary and sacct differ by more than 1 % on nodes, CPUs or elapsed time",
+    "reqmem_from_jobstats": "sacct's memory request was unknown or ambiguous: the jobstats summary's total_memory",
+    "usage_exceeds_allocation": "use above 100 % of the allocation (CPU or memory): left out of the efficiency distribution",
     "telemetry": "usage filled from exporter telemetry joined to the job (see job_telemetry.parquet)",
     "telemetry_node_attributed": "GPU use shared out from node-level telemetry in proportion to GPUs held (no job label or GPU index)",
     "telemetry_partial": "telemetry samples cover less than 90 % of the job's GPU-time: figures are from the part seen",
@@ -95,7 +99,7 @@ CAVEATS = {
     "pod_restarted": "a container of the pod restarted (for example after OOMKilled) before the pod ended",
     "end_from_last_sample": "no completion time was recorded: the end is the pod's last kube-state-metrics sample",
     "relative_times": "the trace gives times as offsets from an undisclosed origin: read as seconds after 1970-01-01 UTC",
-    "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus counts devices shared with others",
+    "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus is the share when the trace gives it (gpu_milli), else counts devices shared with others",
 }
 
 
@@ -130,13 +134,21 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def caveats_from_masks(n: int, masks: dict) -> pd.Series:
-    """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply)."""
-    out = np.full(n, "", dtype=object)
+    """Build the ``caveats`` column from ``{code: boolean mask}`` (vectorised; null where none apply).
+
+    Each row's set of codes is a bit pattern; the text is built once per distinct pattern."""
+    bits = np.zeros(n, dtype=np.int64)
+    codes = []
     for code, mask in masks.items():
         if code not in CAVEATS:
             raise KeyError(f"undocumented caveat code {code!r}")
         m = pd.Series(mask, copy=False).fillna(False).to_numpy(dtype=bool)
         if m.any():
-            cur = out[m]
-            out[m] = np.where(cur == "", code, cur + ";" + code)
-    return pd.Series(np.where(out == "", None, out), dtype="string")
+            bits |= m.astype(np.int64) << len(codes)
+            codes.append(code)
+    if not codes:
+        return pd.Series(pd.array([None] * n, dtype="string"))
+    patterns, inverse = np.unique(bits, return_inverse=True)
+    text = np.array([";".join(c for k, c in enumerate(codes) if p >> k & 1) or None for p in patterns.tolist()],
+                    dtype=object)
+    return pd.Series(pd.array(text[inverse], dtype="string"))

@@ -38,7 +38,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
           price_book=None, cluster_shape=None, whatif: bool = True, whatif_options: dict | None = None,
           advisor_model: bool = True, log=None, config=None, progress=None,
           stamp: str | None = None, extract_to=None, trend=None,
-          month: str | None = None) -> AuditResult:
+          month: str | None = None, delimiter: str | None = None) -> AuditResult:
     """Run the whole audit on the inputs and write the run folder ``out``.
 
     ``cluster_shape`` defaults to a cluster-shape TOML found among the inputs, if any.  The predictions and the
@@ -66,7 +66,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     with prog.stage("ingest"):
         ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
                      pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage,
-                     extract_to=extract_to)
+                     extract_to=extract_to, delimiter=delimiter)
     shape = cluster_shape or ing.cluster_shape
     book = price_book or cfg.price_book
     with prog.stage("accounting"):

@@ -67,10 +67,13 @@ def parse_duration(col) -> tuple[np.ndarray, np.ndarray]:
     d = np.nan_to_num(_num(_field(ex, "d")))
     h = np.nan_to_num(_num(_field(ex, "h")))
     val = d * 86400 + h * 3600 + _num(_field(ex, "m")) * 60 + _num(_field(ex, "s"))
-    dh = pc.extract_regex(a, _DAYS_HOURS)
-    val = np.where(np.isnan(val), _num(_field(dh, "d")) * 86400 + _num(_field(dh, "h")) * 3600, val)
-    bare = pc.extract_regex(a, r"^(?P<m>\d+)$")
-    val = np.where(np.isnan(val), _num(_field(bare, "m")) * 60, val)
+    rest = np.flatnonzero(np.isnan(val) & pres & ~nulls)  # the other forms, on the entries still unread
+    if len(rest):
+        sub = pc.take(a, pa.array(rest, type=pa.int64()))
+        dh = pc.extract_regex(sub, _DAYS_HOURS)
+        other = _num(_field(dh, "d")) * 86400 + _num(_field(dh, "h")) * 3600
+        bare = pc.extract_regex(sub, r"^(?P<m>\d+)$")
+        val[rest] = np.where(np.isnan(other), _num(_field(bare, "m")) * 60, other)
     val[nulls] = np.nan
     bad = pres & ~nulls & np.isnan(val)
     return val, bad
@@ -120,6 +123,14 @@ def parse_int(col) -> tuple[np.ndarray, np.ndarray]:
     """Integers (possibly empty) → float64 (NaN where missing) with a bad mask."""
     a = pc.utf8_trim_whitespace(arrow_str(col))
     pres = present(a)
+    if not _np_bool(pc.match_substring(a, "+")).any():
+        # the usual column, every entry digits or empty: one cast, no regex
+        try:
+            cast = pc.cast(pc.if_else(pa.array(pres), a, pa.scalar(None, pa.string())), pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            cast = None
+        if cast is not None:
+            return np.where(pres, _np_float(pc.cast(cast, pa.float64())), np.nan), np.zeros(len(a), dtype=bool)
     ok = _np_bool(pc.match_substring_regex(a, r"^-?\d+$"))
     val = np.full(len(a), np.nan)
     if ok.any():
@@ -137,12 +148,17 @@ def parse_timestamp(col, timezone: str = "UTC") -> tuple[np.ndarray, np.ndarray]
     a = pc.utf8_trim_whitespace(arrow_str(col))
     pres = present(a)
     nulls = _np_bool(pc.is_in(a, value_set=pa.array(["Unknown", "None", "0", "N/A"])))
-    iso = pc.strptime(pc.replace_substring(a, " ", "T"), format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
+    spaced = _np_bool(pc.match_substring(a, " ")).any()
+    iso = pc.strptime(pc.replace_substring(a, " ", "T") if spaced else a, format="%Y-%m-%dT%H:%M:%S", unit="s",
+                      error_is_null=True)
     out = np.array(iso.to_numpy(zero_copy_only=False), dtype="datetime64[s]")
     if timezone.upper() != "UTC":
         local = pd.DatetimeIndex(out).tz_localize(timezone, ambiguous="NaT", nonexistent="NaT")
         out = local.tz_convert("UTC").tz_localize(None).to_numpy().astype("datetime64[s]")
-    epoch_ok = _np_bool(pc.match_substring_regex(a, r"^\d{9,11}$"))
+    maybe = pres & np.isnat(out)  # only entries the ISO form did not read can be epoch seconds
+    epoch_ok = np.zeros(len(a), dtype=bool)
+    if maybe.any():
+        epoch_ok = _np_bool(pc.match_substring_regex(a, r"^\d{9,11}$")) & maybe
     if epoch_ok.any():
         out[epoch_ok] = _num(pc.filter(a, pa.array(epoch_ok))).astype("int64").astype("datetime64[s]")
     # outside what a nanosecond timestamp holds (and no cluster's accounting): a corrupted year
@@ -155,7 +171,14 @@ def tres_value(col, key: str) -> pa.Array:
     """The value string of ``key=`` in TRES strings such as ``cpu=8,mem=24000M,node=1`` (null when absent)."""
     a = arrow_str(col)
     pattern = r"(?:^|,)" + key.replace("/", r"\/") + r"=(?P<v>[^,]*)"
-    return pc.struct_field(pc.extract_regex(a, pattern), "v")
+    hit = _np_bool(pc.match_substring(a, key + "="))  # a plain search first: the regex only where it can match
+    if hit.all():
+        return pc.struct_field(pc.extract_regex(a, pattern), "v")
+    pick = np.full(len(a), -1, dtype=np.int64)
+    rows = np.flatnonzero(hit)
+    pick[rows] = np.arange(len(rows))
+    found = pc.struct_field(pc.extract_regex(pc.take(a, pa.array(rows, type=pa.int64())), pattern), "v")
+    return pc.take(found, pa.array(pick, mask=pick < 0))
 
 
 def expand_hostlist(expr: str) -> list[str]:

@@ -12,7 +12,7 @@ from ..cluster_shape import load_cluster_shape
 from ..store import read_jobs
 from .aggregate import account_users, all_aggregates, efficiency_distribution, top_n
 from .daily import daily, gpu_types
-from .efficiency import efficiency
+from .efficiency import efficiency, flag_exceeding
 from .failed import diagnose
 from .findings import Findings, Thresholds, find
 from .headline import summarise
@@ -53,7 +53,7 @@ def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None,
     summary["occupancy"] = occupancy_totals(occ, capacity)
     summary["efficiency_distribution"] = efficiency_distribution(eff)
     summary["usage_coverage"] = usage_coverage(waste)
-    quality = caveat_counts(jobs, waste)
+    quality = caveat_counts(flag_exceeding(jobs, eff), waste)
     summary["caveats"] = quality
     summary.update(waste_figures(waste, summary, book))
     found = find(waste, jobs, book, shape, thresholds)

@@ -92,12 +92,19 @@ def top_n(waste: pd.DataFrame, jobs: pd.DataFrame, n: int = 10) -> dict[str, pd.
 
 
 def efficiency_distribution(eff: pd.DataFrame) -> dict:
-    """Quantiles of per-job CPU, memory and time efficiency (known values only) and how many are known."""
+    """Quantiles of per-job CPU, memory and time efficiency (known values only) and how many are known.
+
+    CPU and memory efficiencies above 100 % (``usage_exceeds_allocation``) are left out and counted apart."""
     out = {}
     for col in ("cpu_eff", "mem_eff", "time_eff"):
         v = eff[col].to_numpy(dtype=float)
         v = v[~np.isnan(v)]
-        out[col] = {"known": int(v.size), "unknown": int(len(eff) - v.size)}
+        over = int((v > 1.0).sum()) if col != "time_eff" else 0
+        if over:
+            v = v[v <= 1.0]
+        out[col] = {"known": int(v.size), "unknown": int(len(eff) - v.size - over)}
+        if col != "time_eff":
+            out[col]["exceeds_allocation"] = over
         if v.size:
             out[col].update({f"p{q}": float(np.quantile(v, q / 100)) for q in (10, 25, 50, 75, 90)})
     return out

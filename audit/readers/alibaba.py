@@ -85,7 +85,10 @@ def read_alibaba_pods(path, *, cluster: str | None = None) -> ReadResult:
     gpus = num["num_gpu"].to_numpy()
     milli = num["gpu_milli"].to_numpy()
     shared = (gpus == 1) & (milli < 1000)
-    cpus = np.ceil(num["cpu_milli"].to_numpy() / 1000.0)
+    # exact shares: 3152 millicores are 3.152 CPUs, gpu_milli 460 on one GPU is 0.46 of it
+    gpus = np.where(shared, milli / 1000.0, gpus)
+    cpus = num["cpu_milli"].to_numpy() / 1000.0
+    exact = lambda x: pd.array(np.where(np.isfinite(x), x, np.nan), dtype="Float64")  # noqa: E731
     start = num["scheduled_time"].to_numpy()
     end = num["deletion_time"].to_numpy()
     end = np.where(np.isfinite(start), end, np.nan)
@@ -98,11 +101,11 @@ def read_alibaba_pods(path, *, cluster: str | None = None) -> ReadResult:
         "submit_time": epoch_to_utc(num["creation_time"]), "eligible_time": epoch_to_utc(num["creation_time"]),
         "start_time": epoch_to_utc(start), "end_time": epoch_to_utc(end),
         "elapsed_s": ints(end - start), "state": phase,
-        "req_nodes": 1, "req_cpus": ints(cpus), "req_mem_bytes": ints(num["memory_mib"].to_numpy() * 2**20),
-        "req_gpus": ints(gpus), "gpu_type": None,
-        "alloc_nodes": ints(np.where(held, 1, np.nan)), "alloc_cpus": ints(np.where(held, cpus, np.nan)),
+        "req_nodes": 1, "req_cpus": exact(cpus), "req_mem_bytes": ints(num["memory_mib"].to_numpy() * 2**20),
+        "req_gpus": exact(gpus), "gpu_type": None,
+        "alloc_nodes": ints(np.where(held, 1, np.nan)), "alloc_cpus": exact(np.where(held, cpus, np.nan)),
         "alloc_mem_bytes": ints(np.where(held, num["memory_mib"].to_numpy() * 2**20, np.nan)),
-        "alloc_gpus": ints(np.where(held, gpus, np.nan)),
+        "alloc_gpus": exact(np.where(held, gpus, np.nan)),
         "caveats": caveats_from_masks(n, {"no_usage_fields": np.ones(n, dtype=bool),
                                           "no_gpu_telemetry": gpus > 0, "gpu_shared": shared,
                                           "relative_times": np.ones(n, dtype=bool)}),

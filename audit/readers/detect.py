@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ..textio import InputError, read_head
+from .sacct.fields import is_header
 
 #: formats whose reader yields jobs (the canonical job table)
 READABLE = ("sacct", "sacct-json", "swf", "k8s-pods", "alibaba-pods")
@@ -19,6 +20,12 @@ _K8S_KIND = re.compile(r'"kind"\s*:\s*"(Pod|Node)"')
 
 _SWF_LINE = re.compile(r"^\s*-?\d+(\s+-?\d+(\.\d+)?){17}\s*$")
 _SACCT_JOBID = re.compile(r"^\d+(_\d+|_\[[^\]]*\])?(\+\d+)?(\.\S+)?(\||\^\|\^)")
+
+
+def _sacct_header(line: str) -> bool:
+    """A ``|``- or ``^|^``-separated line of sacct field names, in any order (``-p`` trailing ``|`` allowed)."""
+    delim = "^|^" if "^|^" in line else "|"
+    return delim in line and is_header(line.split(delim))
 
 
 def detect_format(path) -> str:
@@ -47,7 +54,7 @@ def detect_format(path) -> str:
     if lines[0].lstrip().startswith(";") or all(_SWF_LINE.match(ln) for ln in lines[:-1] or lines):
         return "swf"
     first = lines[0]
-    if first.startswith("JobID|") or first.startswith("JobID^|^") or _SACCT_JOBID.match(first):
+    if _sacct_header(first) or _SACCT_JOBID.match(first):
         return "sacct"
     csv_kind = _csv_kind(head, lines)
     if csv_kind:

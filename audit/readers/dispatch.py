@@ -45,12 +45,15 @@ NODE_READERS = {
 }
 
 
-def read_jobs_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC") -> ReadResult:
-    """Dispatch one accounting file to its ``read_<source>()``."""
+def read_jobs_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC",
+                   delimiter: str | None = None) -> ReadResult:
+    """Dispatch one accounting file to its ``read_<source>()``; ``timezone`` and ``delimiter`` are sacct text's."""
     if fmt not in JOB_READERS:
         raise InputError(f"{path}: no reader for format {fmt!r}")
     reader = JOB_READERS[fmt]
-    return reader(path, cluster=cluster, timezone=timezone) if fmt == "sacct" else reader(path, cluster=cluster)
+    if fmt == "sacct":
+        return reader(path, cluster=cluster, timezone=timezone, delimiter=delimiter)
+    return reader(path, cluster=cluster)
 
 
 def read_telemetry_file(path: Path, kind: str, *, cluster: str | None = None) -> TelemetryResult:

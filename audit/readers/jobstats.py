@@ -36,6 +36,11 @@ How the summary becomes canonical columns:
   the same way ``mem_peak_bytes`` is the job total over nodes.  The largest single GPU's peak (what a
   smaller GPU model would have to hold) is returned beside it as ``gpu_mem_max_per_gpu_bytes``.
 * ``gpus_seen`` = number of distinct (node, GPU minor) pairs named in any GPU map.
+
+The summary's own allocation, what its usage is a share of: ``js_nodes`` (nodes listed), ``js_cpus``
+(sum over nodes of ``cpus``), ``js_total_memory`` (sum over nodes of ``total_memory``), ``js_gpus``
+(``gpus``, else ``gpus_seen``) and ``js_total_time`` (``total_time``).  :func:`reconcile_jobstats` puts
+a reader's row and its summary together (see there).
 """
 
 from __future__ import annotations
@@ -63,6 +68,11 @@ COLUMNS: dict[str, str] = {
     "gpu_mem_peak_bytes": "Int64",
     "gpu_mem_max_per_gpu_bytes": "Int64",
     "gpus_seen": "Int64",
+    "js_nodes": "Int64",
+    "js_cpus": "Float64",
+    "js_total_memory": "Int64",
+    "js_gpus": "Int64",
+    "js_total_time": "Float64",
     "is_jobstats": "bool",
     "has_data": "bool",
     "error": "string",
@@ -140,7 +150,16 @@ def summarise(summary: dict) -> dict:
         for minor in n.get(key, {})
     }
     complete = bool(nodes)
+    cpus = [n.get("cpus") for n in nodes]
+    total_mem = [n.get("total_memory") for n in nodes]
+    gpus = summary.get("gpus")
+    total_time = summary.get("total_time")
     return {
+        "js_nodes": len(nodes) if nodes else None,
+        "js_cpus": float(sum(cpus)) if complete and None not in cpus else None,
+        "js_total_memory": int(round(sum(total_mem))) if complete and None not in total_mem else None,
+        "js_gpus": int(gpus) if _is_number(gpus) else (len(seen) or None),
+        "js_total_time": float(total_time) if _is_number(total_time) else None,
         "cpu_used_s": float(sum(cpu)) if complete and None not in cpu else None,
         "mem_peak_bytes": int(round(sum(mem))) if complete and None not in mem else None,
         "gpu_util_mean": sum(util) / len(util) / 100.0 if util else None,
@@ -183,3 +202,76 @@ def decode_jobstats(s: pd.Series) -> pd.DataFrame:
     result["is_jobstats"] = is_js
     result["has_data"] = has_data
     return pd.DataFrame(result, index=s.index)[list(COLUMNS)]
+
+
+#: relative difference above which a summary and sacct disagree on nodes, CPUs or elapsed time
+DISAGREE = 0.01
+
+
+def _rel_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.abs(a - b) / np.maximum(np.abs(a), np.abs(b))
+    return ~np.isnan(a) & ~np.isnan(b) & (np.nan_to_num(d) > DISAGREE)
+
+
+def _num(col) -> np.ndarray:
+    return pd.Series(col).astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+
+
+def reconcile_jobstats(frame: pd.DataFrame, js: pd.DataFrame) -> pd.DataFrame:
+    """A reader's canonical rows (positionally aligned with ``js``, :func:`decode_jobstats`) and their summaries.
+
+    Where a summary has data:
+
+    * CPU time is a share of the summary's own allocation, ``Σ total_time / (js_cpus × js_total_time)``
+      (sacct's ``alloc_cpus`` or ``elapsed_s`` standing in for a figure the summary lacks); ``cpu_used_s``
+      is that share of sacct's allocation (``alloc_cpus × elapsed_s``), so efficiency and waste are
+      jobstats' own.  (The raw sum is kept when sacct's allocation is unknown.)
+    * GPU counts missing from sacct (no AllocTRES, or a site not accounting ``gres/gpu``) are the summary's.
+    * A request sacct leaves unknown or ambiguous (``ReqMem`` without ``c``/``n``: ``reqmem_assumed_total``)
+      is the summary's ``total_memory`` (the cgroup limits), caveat ``reqmem_from_jobstats``.
+    * Caveat ``jobstats_disagrees`` when the summary and sacct differ by more than 1 % on nodes, CPUs or
+      elapsed time.
+    """
+    if js is None or not len(frame):
+        return frame
+    use = js["has_data"].to_numpy(dtype=bool)
+    if not use.any():
+        return frame
+    out = frame.copy()
+    j = {c: _num(js[c]) for c in ("cpu_used_s", "js_nodes", "js_cpus", "js_total_memory", "js_gpus",
+                                   "js_total_time")}
+    alloc_cpus, elapsed = _num(out["alloc_cpus"]), _num(out["elapsed_s"])
+    nodes = _num(out["alloc_nodes"])
+    den_cpus = np.where(np.isnan(j["js_cpus"]), alloc_cpus, j["js_cpus"])
+    den_time = np.where(np.isnan(j["js_total_time"]), elapsed, j["js_total_time"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = j["cpu_used_s"] / (den_cpus * den_time)
+    scalable = use & np.isfinite(share) & (alloc_cpus > 0) & (elapsed > 0)
+    cpu = _num(out["cpu_used_s"])
+    out["cpu_used_s"] = pd.array(np.where(scalable, share * alloc_cpus * elapsed, cpu), dtype="Float64")
+    for col in ("alloc_gpus", "req_gpus"):
+        have = _num(out[col])
+        fill = use & ~np.isnan(j["js_gpus"]) & (j["js_gpus"] > 0) & ~(have > 0)
+        if fill.any():
+            out[col] = pd.array(np.where(fill, j["js_gpus"], have), dtype=out[col].dtype)
+    cav = out["caveats"].astype("string").fillna("")
+    ambiguous = cav.str.contains(r"(?:^|;)reqmem_assumed_total(?:;|$)", regex=True).to_numpy(dtype=bool)
+    req_mem = _num(out["req_mem_bytes"])
+    from_js = use & ~np.isnan(j["js_total_memory"]) & (ambiguous | np.isnan(req_mem))
+    out["req_mem_bytes"] = pd.array(np.where(from_js, j["js_total_memory"], req_mem), dtype="Float64").round() \
+        .astype("Int64")
+    disagree = use & (_rel_diff(j["js_nodes"], nodes) | _rel_diff(j["js_cpus"], alloc_cpus)
+                      | _rel_diff(j["js_total_time"], elapsed))
+    codes = cav.str.split(";").tolist()
+    new = []
+    for k, lst in enumerate(codes):
+        lst = [c for c in lst if c]
+        if from_js[k]:
+            lst = [c for c in lst if c != "reqmem_assumed_total"] + ["reqmem_from_jobstats"]
+        if disagree[k]:
+            lst.append("jobstats_disagrees")
+        new.append(";".join(lst) or None)
+    if (from_js | disagree).any():
+        out["caveats"] = pd.array(new, dtype="string")
+    return out

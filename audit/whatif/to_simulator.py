@@ -2,7 +2,8 @@
 shape (:mod:`audit.cluster_shape`) to :class:`simulator.records.Cluster`.
 
 Requests become per-node values: CPUs and GPUs are the job totals divided by the node count
-(rounded up), memory the job total divided by the node count.  Times become seconds since the
+(rounded up; a fractional request, 3.152 CPUs or 0.46 of a GPU, is rounded up to whole units first, as the
+simulator's nodes hold whole CPUs and GPUs), memory the job total divided by the node count.  Times become seconds since the
 earliest submission.  The scheduler's estimate is the time limit, else the run time.  A job whose
 logged run exceeds its time limit (a logged TIMEOUT, or the kill grace time) gets the logged run as
 its limit, so replaying the requests users made reproduces the log instead of killing it again.
@@ -51,6 +52,13 @@ def _ints(col: pd.Series, default: int) -> np.ndarray:
     return col.fillna(default).to_numpy(dtype=np.int64)
 
 
+def _whole(col: pd.Series, default: int) -> np.ndarray:
+    """A CPU or GPU count that may be a share (3.152 CPUs, 0.46 GPU) as whole units, rounded up: the
+    simulator's nodes hold whole CPUs and GPUs (shares of a device are not modelled there yet)."""
+    v = col.astype("Float64").fillna(default).to_numpy(dtype=np.float64)
+    return np.ceil(np.round(v, 6)).astype(np.int64)
+
+
 def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
     """The replayable rows of the canonical table as job totals (see :func:`to_jobs` for the rules)."""
     df = table
@@ -63,7 +71,7 @@ def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
     dropped["unknown_cpus"] = int(no_cpus.sum())
     keep = ~(no_submit | no_run | no_cpus)
     nodes = _ints(df["req_nodes"].fillna(df["alloc_nodes"]), 1).clip(min=1)
-    cpus_total = _ints(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
+    cpus_total = _whole(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
     if procs is not None:
         nodes = np.ones(len(df), dtype=np.int64)
         wide = keep & (cpus_total > procs)
@@ -76,7 +84,7 @@ def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
     origin = df["submit_time"].min() if len(df) else pd.Timestamp(0, tz="UTC")
     ids = pd.to_numeric(df["job_id_raw"].fillna(df["job_id"]), errors="coerce")
     ids = ids.fillna(pd.Series(np.arange(len(df)), index=df.index)).to_numpy(dtype=np.int64)
-    gpus_total = _ints(df["req_gpus"].fillna(df["alloc_gpus"]), 0)
+    gpus_total = _whole(df["req_gpus"].fillna(df["alloc_gpus"]), 0)
     mem_total = _ints(df["req_mem_bytes"].fillna(df["alloc_mem_bytes"]), 0)
     if procs is not None:
         mem_total = np.zeros(len(df), dtype=np.int64)

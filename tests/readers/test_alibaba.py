@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import tarfile
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import pandas as pd
@@ -45,16 +47,42 @@ def test_pod_list():
                       "COMPLETED": phases["Succeeded"]}
     shared = sum(1 for x in rows if x["num_gpu"] == "1" and int(x["gpu_milli"]) < 1000)
     assert r.jobs["caveats"].str.contains("gpu_shared").sum() == shared
-    gpu_hours = sum(int(x["num_gpu"]) * (int(x["deletion_time"]) - int(x["scheduled_time"]))
+    # GPU-hours held: a pod sharing a GPU (num_gpu 1, gpu_milli under 1000) holds its share of it
+    gpu_hours = sum(_gpu_share(x) * (int(x["deletion_time"]) - int(x["scheduled_time"]))
                     for x in rows if x["scheduled_time"]) / 3600
     got = (r.jobs["alloc_gpus"].astype("Float64") * r.jobs["elapsed_s"].astype("Float64")).sum() / 3600
-    assert got == pytest.approx(gpu_hours)
-    one = r.jobs.set_index("job_id").loc["openb-pod-0001"]
-    assert (one.alloc_cpus, one.alloc_mem_bytes, one.alloc_gpus, one.qos) == (6, 12 * GiB, 1, "LS")
+    assert got == pytest.approx(gpu_hours, rel=1e-12)
+    one = r.jobs.set_index("job_id").loc["openb-pod-0001"]  # 6000 millicores, gpu_milli 460 of one GPU
+    assert (one.alloc_cpus, one.alloc_mem_bytes, one.alloc_gpus, one.qos) == (6, 12 * GiB, 0.46, "LS")
     assert one.start_time == pd.Timestamp(427061, unit="s", tz="UTC")
     assert {"relative_times", "no_usage_fields", "no_gpu_telemetry", "gpu_shared"} <= set(one.caveats.split(";"))
     never = r.jobs[r.jobs["state"] == "PENDING"]
     assert never["start_time"].isna().all() and never["alloc_gpus"].isna().all()
+
+
+def _gpu_share(x) -> Fraction:
+    return Fraction(int(x["gpu_milli"]), 1000) if x["num_gpu"] == "1" and int(x["gpu_milli"]) < 1000 \
+        else Fraction(int(x["num_gpu"]))
+
+
+def test_pod_list_requests_sum_to_the_csv_columns():
+    """Issue 14: exact requests, not rounded up.  The CSV's own sums, in exact fractions: 85,436.012 CPUs
+    (88,697 when each pod is rounded up to whole CPUs), 303,546,211 MiB, 6,086.8 GPUs (7,433 counting a shared GPU
+    as a whole one)."""
+    p = _need(GPU23 / "openb_pod_list_default.csv")
+    rows = _rows(p)
+    jobs = read_alibaba_pods(p).jobs
+    cpus = sum(Fraction(int(x["cpu_milli"]), 1000) for x in rows)
+    mem = sum(int(x["memory_mib"]) for x in rows) * 2**20
+    gpus = sum(_gpu_share(x) for x in rows)
+    assert (cpus, gpus) == (Fraction(85436012, 1000), Fraction(60868, 10))
+    assert sum(-(-int(x["cpu_milli"]) // 1000) for x in rows) == 88697
+    assert sum(int(x["num_gpu"]) for x in rows) == 7433
+    # each row's float is the nearest to its exact share; their correctly rounded sum is the exact sum's float
+    assert math.fsum(jobs["req_cpus"].astype("float64")) == float(cpus)
+    assert math.fsum(jobs["req_gpus"].astype("float64")) == float(gpus)
+    assert int(jobs["req_mem_bytes"].sum()) == mem
+    assert round(float(jobs["req_cpus"].sum()), 6) == 85436.012 and round(float(jobs["req_gpus"].sum()), 6) == 6086.8
 
 
 def test_node_list():

@@ -375,3 +375,30 @@ def test_kube_state_metrics_only_cluster(tmp_path):
     assert {"end_from_last_sample", "pod_restarted"} <= set(c.caveats.split(";"))
     ksm = next(f for f in ing.ledger["files"] if f["file"].endswith("ksm.json"))
     assert ksm["jobs_emitted"] == 3
+
+
+def test_millicore_and_shared_requests_are_exact(tmp_path):
+    """Issue 14: a pod asking 3152m CPU holds 3.152 CPUs, not 4; a Job of two such pods, one hour each,
+    holds 3.152 CPUs on the time-weighted mean (2 x 3.152 x 3600 core-s in all)."""
+    from audit.accounting import account_jobs
+    from audit.readers.k8s.pods import read_k8s_pods
+
+    t0, t1, t2 = "2025-03-01T10:00:00Z", "2025-03-01T11:00:00Z", "2025-03-01T12:00:00Z"
+    items = [
+        pod("infer-1", containers=[container("m", {"cpu": "3152m", "memory": "1Gi"})], started=t0,
+            statuses=[status("m", terminated("Completed", 0, t0, t1))]),
+        pod("batch-1-a", owner=("Job", "batch-1"), labels={"job-name": "batch-1"}, started=t0,
+            containers=[container("w", {"cpu": "250m", "memory": "1Gi"}), container("s", {"cpu": "0.1"})],
+            statuses=[status("w", terminated("Completed", 0, t0, t1))]),
+        pod("batch-1-b", owner=("Job", "batch-1"), labels={"job-name": "batch-1"}, started=t1,
+            containers=[container("w", {"cpu": "250m", "memory": "1Gi"}), container("s", {"cpu": "0.1"})],
+            statuses=[status("w", terminated("Completed", 0, t1, t2))]),
+    ]
+    p = tmp_path / "pods.json"
+    p.write_text(json.dumps(pods_list(items)))
+    jobs = read_k8s_pods(p).jobs.set_index("job_id")
+    assert jobs.loc["ml-team/infer-1", "req_cpus"] == 3.152 == jobs.loc["ml-team/infer-1", "alloc_cpus"]
+    assert jobs.loc["ml-team/Job/batch-1", "alloc_cpus"] == 0.35  # 250m + 0.1 per pod, the two one after another
+    waste = account_jobs(jobs.reset_index()).waste.set_index("job_id")
+    assert waste.loc["ml-team/infer-1", "core_s_alloc"] == pytest.approx(3.152 * 3600, rel=1e-12)
+    assert waste.loc["ml-team/Job/batch-1", "core_s_alloc"] == pytest.approx(2 * 0.35 * 3600, rel=1e-12)

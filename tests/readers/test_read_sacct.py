@@ -56,7 +56,7 @@ def test_step_memory_rules(tmp_path):
         HEADER,
         # no TRESUsageInTot: AveRSS x NTasks
         row("1"), row("1.0", maxrss="3G", averss="1.5G", ntasks="4", totalcpu="10:00"),
-        # MaxRSS only on a multi-task step: lower bound, flagged
+        # MaxRSS only on a 4-task step on one node: MaxRSS x 4 tasks, an upper bound, flagged (issue 14)
         row("2"), row("2.0", maxrss="3G", ntasks="4", totalcpu="10:00"),
         # multi-node job whose only usage is the batch step
         row("3", nnodes="2", ncpus="8"), row("3.batch", maxrss="500M", ntasks="1", totalcpu="01:00"),
@@ -65,7 +65,7 @@ def test_step_memory_rules(tmp_path):
     ]
     jobs = read(tmp_path, lines).jobs.set_index("job_id")
     assert jobs.loc["1", "mem_peak_bytes"] == 6 * GiB
-    assert jobs.loc["2", "mem_peak_bytes"] == 3 * GiB and "maxrss_single_task" in jobs.loc["2", "caveats"]
+    assert jobs.loc["2", "mem_peak_bytes"] == 12 * GiB and jobs.loc["2", "caveats"] == "maxrss_times_tasks"
     assert "maxrss_batch_only" in jobs.loc["3", "caveats"]
     assert jobs.loc["4", "cpu_used_s"] == pytest.approx(90.25)
 

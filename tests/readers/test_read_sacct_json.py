@@ -318,7 +318,7 @@ def test_step_memory_rules_and_cpu_from_steps(tmp_path):
     zero = {"seconds": 0, "microseconds": 0}
     base_time = {**v38_job()["time"], "total": zero, "user": zero, "system": zero}
     jobs = [
-        # only MaxRSS-style max for a 4-task step: a lower bound, flagged
+        # only MaxRSS-style max for a 4-task step on one node: max x 4 tasks, an upper bound, flagged
         v38_job(job_id=1, steps=[_step("0", 4, max_mem=3 * GIB)]),
         # average x tasks
         v38_job(job_id=2, steps=[_step("0", 4, ave_mem=GIB), _step("batch", 1, total_mem=2 * GIB)]),
@@ -331,7 +331,7 @@ def test_step_memory_rules_and_cpu_from_steps(tmp_path):
         v38_job(job_id=5, steps=[_step("batch", 1, total_mem=GIB)]),
     ]
     got = _read(tmp_path, jobs).jobs.set_index("job_id")
-    assert got.loc["1", "mem_peak_bytes"] == 3 * GIB and "maxrss_single_task" in got.loc["1", "caveats"]
+    assert got.loc["1", "mem_peak_bytes"] == 12 * GIB and "maxrss_times_tasks" in got.loc["1", "caveats"]
     assert got.loc["2", "mem_peak_bytes"] == 4 * GIB
     assert got.loc["3", "cpu_used_s"] == 120.0
     assert pd.isna(got.loc["4", "cpu_used_s"]) and pd.isna(got.loc["4", "mem_peak_bytes"])

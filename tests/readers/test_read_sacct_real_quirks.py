@@ -130,8 +130,15 @@ def test_two_task_step_memory_is_the_sum_over_tasks(tmp_path):
     assert pd.isna(r["caveats"])
 
 
-def test_two_task_step_with_maxrss_only_is_a_flagged_lower_bound(tmp_path):
+def test_two_task_step_with_maxrss_only_is_a_flagged_upper_bound(tmp_path):
+    # MaxRSS 62060K x 2 tasks on its one node (reportseff's rule); at or above the true sum 124028K
     r = _row(_dump(tmp_path, drop=("TRESUsageInTot", "AveRSS")), "7")
+    assert r["mem_peak_bytes"] == 2 * 62060 * K >= 124028 * K
+    assert "maxrss_times_tasks" in r["caveats"]
+
+
+def test_two_task_step_with_maxrss_and_no_ntasks_is_a_flagged_lower_bound(tmp_path):
+    r = _row(_dump(tmp_path, drop=("TRESUsageInTot", "AveRSS", "NTasks")), "7")
     assert r["mem_peak_bytes"] == 62060 * K
     assert "maxrss_single_task" in r["caveats"]
 

@@ -133,3 +133,17 @@ def test_logged_overrun_keeps_its_estimate_and_is_not_killed_again():
     t.loc[2, "elapsed_s"] = 90  # job 11 ran 90 s against a 60 s limit (a logged TIMEOUT)
     j = to_jobs(t).jobs
     assert (j["estimate"][0], j["limit"][0], j["run"][0]) == (60.0, 90.0, 90.0)
+
+
+def test_fractional_requests_become_whole_units_for_the_simulator():
+    # issue 14: the table keeps 3.152 CPUs and 0.46 GPU; the simulator's nodes hold whole CPUs and GPUs, so the
+    # replay asks for 4 CPUs and 1 GPU; a 2-node job of 6.5 CPUs and 1.5 GPUs asks ceil(7 / 2) = 4 and ceil(2 / 2) = 1
+    t = pd.Timestamp("2024-01-01", tz="UTC")
+    tab = conform(pd.DataFrame({
+        "job_id": ["1", "2"], "job_id_raw": ["1", "2"], "submit_time": [t, t], "start_time": [t, t],
+        "elapsed_s": [10, 10], "req_nodes": [1, 2], "req_cpus": [3.152, 6.5], "req_gpus": [0.46, 1.5],
+        "req_mem_bytes": [GB, GB],
+    }))
+    assert tab["req_cpus"].tolist() == [3.152, 6.5]
+    j = to_jobs(tab).jobs
+    assert j["cpus"].tolist() == [4, 4] and j["gpus"].tolist() == [1, 1]

@@ -86,9 +86,10 @@ def pods_from_kube_state(state: pd.DataFrame, *, cluster: str | None = None) -> 
     submit = pd.to_datetime(created, unit="s", utc=True)
     elapsed = (end - start).dt.total_seconds()
     col = lambda name: per[name].to_numpy(dtype="float64") if name in per else np.full(n, np.nan)  # noqa: E731
-    cpus = np.ceil(np.round(col("cpu"), 6))
+    cpus = np.round(col("cpu"), 6)  # exact: 3152m is 3.152 CPUs
     gpus = sum((np.nan_to_num(col(g)) for g in GPU_RESOURCES), np.zeros(n))
     ints = lambda x: pd.array(np.where(np.isfinite(x), np.round(x), np.nan), dtype="Float64").astype("Int64")  # noqa: E731
+    exact = lambda x: pd.array(np.where(np.isfinite(x), x, np.nan), dtype="Float64")  # noqa: E731
     placed = pods["node"].notna().to_numpy()
     jobs = pd.DataFrame({
         "cluster": cluster or "k8s", "job_id": pods["namespace"] + "/" + pods["pod"],
@@ -97,10 +98,10 @@ def pods_from_kube_state(state: pd.DataFrame, *, cluster: str | None = None) -> 
         "job_name": pods["created_by_name"].astype("object").fillna(pods["pod"]),
         "submit_time": submit, "eligible_time": submit, "start_time": start, "end_time": end,
         "elapsed_s": ints(elapsed.to_numpy(dtype="float64", na_value=np.nan)), "state": state_name,
-        "req_nodes": 1, "req_cpus": ints(cpus), "req_mem_bytes": ints(col("memory")), "req_gpus": ints(gpus),
-        "alloc_nodes": ints(np.where(placed, 1, np.nan)), "alloc_cpus": ints(np.where(placed, cpus, np.nan)),
+        "req_nodes": 1, "req_cpus": exact(cpus), "req_mem_bytes": ints(col("memory")), "req_gpus": exact(gpus),
+        "alloc_nodes": ints(np.where(placed, 1, np.nan)), "alloc_cpus": exact(np.where(placed, cpus, np.nan)),
         "alloc_mem_bytes": ints(np.where(placed, col("memory"), np.nan)),
-        "alloc_gpus": ints(np.where(placed, gpus, np.nan)), "node_list": pods["node"].astype("object"),
+        "alloc_gpus": exact(np.where(placed, gpus, np.nan)), "node_list": pods["node"].astype("object"),
         "caveats": caveats_from_masks(n, {"no_usage_fields": np.ones(n, dtype=bool), "no_gpu_telemetry": gpus > 0,
                                           "pod_restarted": restarts.to_numpy() > 0, "end_unknown": running,
                                           "end_from_last_sample": from_last}),

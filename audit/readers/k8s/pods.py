@@ -242,6 +242,11 @@ def read_k8s_pods(path, *, cluster: str | None = None, group_by_owner: bool = Tr
                           quarantine, pods=pm)
 
 
+def _exact(x) -> pd.arrays.FloatingArray:
+    x = np.asarray(x, dtype="float64")
+    return pd.array(np.where(np.isfinite(x), x, np.nan), dtype="Float64")
+
+
 def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str | None) -> pd.DataFrame:
     n = len(df)
     whole = sum((np.nan_to_num(req[k]) for k in req if _gpu_resource(k) == "whole"), np.zeros(n))
@@ -258,7 +263,7 @@ def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str 
     gpu_type = pd.Series([None] * n, dtype="object")
     cpu = req.get("cpu", np.full(n, np.nan))
     mem = req.get("memory", np.full(n, np.nan))
-    cpus = np.where(np.isfinite(cpu), np.ceil(np.round(cpu, 6)), np.nan)
+    cpus = np.where(np.isfinite(cpu), np.round(cpu, 6), np.nan)  # exact: 3152m is 3.152 CPUs
     start, end, created = times["started"], times["ended"], times["created"]
     end = end.where(~df["state"].isin(["RUNNING", "PENDING"]))
     elapsed = ((end - start).dt.total_seconds()).where(start.notna() & end.notna())
@@ -295,14 +300,14 @@ def _pod_rows(df: pd.DataFrame, req: dict, times: dict, name: str, cluster: str 
         "exit_code": ints(code.to_numpy(dtype="float64")),
         "signal": ints(np.where(code > 128, code - 128, np.where(code.notna(), 0, np.nan))),
         "req_nodes": 1,
-        "req_cpus": ints(cpus),
+        "req_cpus": _exact(cpus),
         "req_mem_bytes": ints(mem),
-        "req_gpus": ints(gpus),
+        "req_gpus": _exact(gpus),
         "gpu_type": gpu_type.astype("string"),
         "alloc_nodes": ints(np.where(df["node"].notna(), 1, np.nan)),
-        "alloc_cpus": ints(np.where(placed, cpus, np.nan)),
+        "alloc_cpus": _exact(np.where(placed, cpus, np.nan)),
         "alloc_mem_bytes": ints(np.where(placed, mem, np.nan)),
-        "alloc_gpus": ints(np.where(placed, gpus, np.nan)),
+        "alloc_gpus": _exact(np.where(placed, gpus, np.nan)),
         "node_list": df["node"],
         "caveats": cav,
         "_namespace": df["namespace"], "_pod": df["pod"], "_owner_kind": df["owner_kind"],
@@ -361,8 +366,10 @@ def _group(pods: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     })
     for col, w in weighted.items():
         vals = w.to_numpy(dtype="float64")
-        rows[col] = pd.array(np.where(np.isfinite(vals), np.round(vals) if col.endswith("bytes") else
-                                      np.ceil(np.round(vals, 6)), np.nan), dtype="Float64").astype("Int64")
+        if col.endswith("bytes"):
+            rows[col] = pd.array(np.where(np.isfinite(vals), np.round(vals), np.nan), dtype="Float64").astype("Int64")
+        else:  # CPUs and GPUs exact: the time-weighted mean of the pods' requests
+            rows[col] = _exact(np.round(vals, 6))
     rows = rows.reset_index(drop=True)
     out = pd.concat([single, rows], ignore_index=True) if len(single) else rows
     folded = len(multi) - len(rows)

@@ -39,8 +39,9 @@ Steps fold into their job:
   ``no_usage_fields``.
 * A step's memory is ``tres.requested.total`` ``mem`` (bytes: the sum over the step's tasks of each
   task's peak, the best estimate of the step's memory); else ``tres.requested.average`` × tasks; else
-  ``tres.requested.max`` (the largest single task: a lower bound when the step ran more than one task,
-  caveat ``maxrss_single_task``).  ``mem_peak_bytes`` is the largest step memory over the job's steps.
+  ``tres.requested.max`` (the largest single task) × ``⌈tasks / nodes⌉`` × nodes, an upper bound (caveat
+  ``maxrss_times_tasks``; exact for one task), or alone when the tasks per node are unknown, a lower bound
+  (caveat ``maxrss_single_task``).  ``mem_peak_bytes`` is the largest step memory over the job's steps.
 * A jobstats summary in ``comment.administrator`` (:mod:`audit.readers.jobstats`) supplies ``cpu_used_s`` and
   ``mem_peak_bytes`` (cgroup figures covering every node) where it has them, and the GPU figures
   (caveat ``jobstats``).
@@ -64,7 +65,7 @@ from ...job_table import caveats_from_masks, conform
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import InputError, read_text
 from ...units import expand_index_ranges
-from ..jobstats import decode_jobstats
+from ..jobstats import decode_jobstats, reconcile_jobstats
 from .json_record import job_fields, step_fields
 from .json_values import MAX_INT, MIB, NON_USAGE_STEPS, RAW_LIMIT, RecordError, raw_json, seq
 
@@ -159,7 +160,8 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
 
 def _fold_steps(n: int, steps: pd.DataFrame) -> pd.DataFrame:
     """Per-job step aggregates (index 0..n-1)."""
-    cols = ["step_cpu_s", "step_mem", "numbered_mem", "single_task_only", "step_usage", "step_oom", "n_steps"]
+    cols = ["step_cpu_s", "step_mem", "numbered_mem", "single_task_only", "upper_bound", "step_usage", "step_oom",
+            "n_steps"]
     if steps.empty:
         return pd.DataFrame({c: np.full(n, np.nan) for c in cols})
     st = steps.copy()
@@ -173,6 +175,7 @@ def _fold_steps(n: int, steps: pd.DataFrame) -> pd.DataFrame:
         "step_mem": g["mem"].max(),
         "numbered_mem": g["numbered_mem"].max(),
         "single_task_only": g["single_task_only"].any(),
+        "upper_bound": g["upper_bound"].any(),
         "step_usage": g["has_usage"].any(),
         "step_oom": g["oom"].any(),
         "n_steps": g.size(),
@@ -268,6 +271,7 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
                               & np.isnan(folded["numbered_mem"].to_numpy(dtype="float64"))
                               & (np.nan_to_num(res["alloc_nodes"]) > 1) & ~use_js),
         "maxrss_single_task": _flag(folded["single_task_only"]) & ~use_js,
+        "maxrss_times_tasks": _flag(folded["upper_bound"]) & ~use_js,
         "totalcpu_zero": (cpu == 0) & (np.nan_to_num(elapsed) > 60) & (np.nan_to_num(res["alloc_cpus"]) > 0),
         "start_before_submit": start < submit,
         "end_unknown": np.isnan(end) & ~np.isnan(start) & ~pending,
@@ -336,6 +340,7 @@ def _canonical(df: pd.DataFrame, steps: pd.DataFrame, name: str, cluster: str | 
     })
     if cluster and out["cluster"].isna().any():
         out["cluster"] = out["cluster"].fillna(cluster)
+    out = reconcile_jobstats(out, js.reset_index(drop=True))
     rng = df["array_range"].where(~is_task & ~np.isnan(arr), None)
     return conform(_expand_ranges(out, rng.reset_index(drop=True))), [], js_errors
 

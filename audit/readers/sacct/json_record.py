@@ -34,17 +34,26 @@ def step_fields(step, field: str) -> dict:
     tot = tres_of(req.get("total"), f"{field}.tres.requested.total")
     ave = tres_of(req.get("average"), f"{field}.tres.requested.average")
     mx = tres_of(req.get("max"), f"{field}.tres.requested.max")
-    mem, single = tot["mem"], False
+    nodes = step.get("nodes")
+    nnodes = value(nodes.get("count"), f"{field}.nodes.count") if isinstance(nodes, dict) else None
+    mem, single, upper = tot["mem"], False, False
     if mem is None and ave["mem"] is not None and tasks is not None:
         mem = ave["mem"] * tasks
     if mem is None and mx["mem"] is not None:
-        mem = mx["mem"]
-        single = (tasks or 1) > 1
+        # the largest task × tasks on its node, over the step's nodes (an upper bound); lower bound if unknown
+        if tasks == 1:
+            mem = mx["mem"]
+        elif tasks and nnodes:
+            per_node = -(-int(tasks) // int(nnodes))
+            mem, upper = mx["mem"] * per_node * nnodes, True
+        else:
+            mem, single = mx["mem"], True
     return {
         "name": _step_name(step.get("step"), f"{field}.step"),
         "cpu_s": total,
         "mem": mem,
         "single_task_only": single,
+        "upper_bound": upper,
         "has_usage": tot["present"] or ave["present"] or mx["present"],
         "state": state_of(step.get("state"), f"{field}.state"),
     }

@@ -1,4 +1,15 @@
-"""Splitting ``sacct --parsable2`` text into fields: header, delimiter, field counts, line numbers."""
+"""Splitting ``sacct`` text into fields: header, delimiter, field counts, line numbers.
+
+sacct prints ``--parsable2`` lines (fields joined by ``|``), ``--parsable`` / ``-p`` lines (the same with a
+trailing ``|``) and joins fields with any ``--delimiter`` given; Open XDMoD's dumps use ``^|^``.  A first
+line made of sacct field names, in any order and any case, is the header; without one, the fields are the
+names given, or a known order recognised by its field count.
+
+Two ways to the same columns: a file whose every line is a data line of the header's width (the usual
+export) is parsed by pyarrow's CSV reader straight from its bytes, with no Python object per line; any
+other file (blank lines, lines of another width, carriage returns, bytes that are not UTF-8, a delimiter of
+several characters) line by line, each line kept for the quarantine.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +18,135 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from ...ledger import FileLedger, Quarantine, record_quarantine
 from ...textio import InputError
-from .fields import KNOWN_ORDERS, normalise_header
+from .fields import KNOWN_ORDERS, is_header, normalise_header
+
+#: the CSV reader's block: large enough that a million lines make few chunks, small enough to share out
+CSV_BLOCK = 1 << 22
 
 
 @dataclass
 class SplitLines:
-    """Fields of the well-formed data lines, as pyarrow string columns, with their 1-based line numbers."""
+    """Fields of the well-formed data lines, as pyarrow string columns (arrays or chunked arrays), with
+    their 1-based line numbers.  ``raw`` holds each line's text (line-by-line path); the CSV path keeps
+    every field instead (``tokens``, in line order) and rebuilds a line only when it is quarantined."""
 
-    columns: dict[str, pa.Array]
+    columns: dict
     line_no: np.ndarray
-    raw: pa.Array
     names: list[str]
+    delimiter: str = "|"
+    raw: pa.Array | None = None
+    tokens: list | None = None
+
+    def raw_line(self, i: int) -> str:
+        """The text of data line ``i`` (a position in the columns), as read."""
+        if self.raw is not None:
+            return self.raw[int(i)].as_py()
+        return self.delimiter.join(t[int(i)].as_py() for t in self.tokens)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a dump's lines are laid out: the delimiter, the field names, whether the first non-blank line
+    is a header, and whether every line ends with a trailing delimiter (``sacct -p``)."""
+
+    delimiter: str
+    names: list[str]
+    header: bool
+    trailing: bool
 
 
 def detect_delimiter(first_line: str) -> str:
     return "^|^" if "^|^" in first_line else "|"
+
+
+def layout_of(first: str, file: str, line: int, fields: list[str] | None = None,
+              delimiter: str | None = None) -> Layout:
+    """The layout told by the first non-blank line (``line``, 1-based)."""
+    delim = delimiter or detect_delimiter(first)
+    tokens = first.split(delim)
+    if is_header(tokens):
+        trailing = len(tokens) > 1 and tokens[-1].strip() == ""
+        names = normalise_header(tokens[:-1] if trailing else tokens)
+        return Layout(delim, names, True, trailing)
+    if fields:
+        names = normalise_header(list(fields))
+        return Layout(delim, names, False, len(tokens) == len(names) + 1 and tokens[-1] == "")
+    for width, trailing in ((len(tokens), False), (len(tokens) - 1, True)):
+        if width in KNOWN_ORDERS and (not trailing or tokens[-1] == ""):
+            return Layout(delim, list(KNOWN_ORDERS[width]), False, trailing)
+    raise InputError(
+        f"{file}: line {line}: no header line and {len(tokens)} fields (delimiter {delim!r}), which matches no "
+        "known sacct field order; rerun sacct without --noheader, name the fields, or give the delimiter"
+    )
+
+
+def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantine,
+                fields: list[str] | None = None, delimiter: str | None = None) -> SplitLines:
+    """Tokenise every line; count blank and header lines as structural; quarantine wrong field counts."""
+    fast = _split_csv(raw, file, ledger, fields, delimiter)
+    if fast is not None:
+        return fast
+    return _split_by_line(raw, file, ledger, quarantine, fields, delimiter)
+
+
+def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> SplitLines | None:
+    """The CSV reader's path, or None when the file needs the line-by-line one (see the module text)."""
+    if not raw or raw[:1] == b"\n" or b"\r" in raw or b"\n\n" in raw:
+        return None
+    end = raw.find(b"\n")
+    try:
+        first = raw[: end if end >= 0 else len(raw)].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not first.strip():
+        return None
+    layout = layout_of(first, file, 1, fields, delimiter)
+    width = len(layout.names) + layout.trailing
+    if len(layout.delimiter) != 1 or width < 2:
+        return None
+    invalid: list = []
+
+    def refuse(row) -> str:
+        invalid.append(row)
+        return "skip"
+
+    cols = [f"f{k}" for k in range(width)]
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(raw),
+            read_options=pacsv.ReadOptions(column_names=cols, block_size=CSV_BLOCK),
+            parse_options=pacsv.ParseOptions(delimiter=layout.delimiter, quote_char=False, double_quote=False,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=False,
+                                             invalid_row_handler=refuse),
+            convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(cols, pa.string()),
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if invalid:
+        return None
+    tokens = table.columns
+    line_no = np.arange(1, table.num_rows + 1)
+    if layout.header:
+        tokens = [t.slice(1) for t in tokens]
+        line_no = line_no[1:]
+        ledger.structural += 1
+        head = first.split(layout.delimiter)
+        again = np.asarray(pc.and_(pc.equal(tokens[0], head[0]), pc.equal(tokens[1], head[1])), dtype=bool)
+        if again.any():  # concatenated dumps repeat the header
+            keep = pa.array(~again)
+            tokens = [t.filter(keep) for t in tokens]
+            line_no = line_no[~again]
+            ledger.structural += int(again.sum())
+    ledger.read += len(line_no)
+    columns = {}
+    for k, name in enumerate(layout.names):
+        columns.setdefault(name, tokens[k])
+    return SplitLines(columns, line_no, layout.names, layout.delimiter, tokens=tokens)
 
 
 def arrow_lines(raw: bytes) -> pa.Array:
@@ -48,9 +170,7 @@ def arrow_lines(raw: bytes) -> pa.Array:
     return pc.utf8_rtrim(lines, characters="\r") if b"\r" in raw else lines
 
 
-def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantine,
-                fields: list[str] | None = None) -> SplitLines:
-    """Tokenise every line; count blank and header lines as structural; quarantine wrong field counts."""
+def _split_by_line(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantine, fields, delimiter) -> SplitLines:
     lines = arrow_lines(raw)
     n_all = len(lines)
     line_no = np.arange(1, n_all + 1)
@@ -59,26 +179,14 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
     nonblank = np.flatnonzero(~blank)
     if len(nonblank) == 0:
         ledger.structural += n_all
-        return SplitLines({}, np.zeros(0, int), pa.array([], pa.string()), list(fields or []))
+        return SplitLines({}, np.zeros(0, int), list(fields or []), delimiter or "|", raw=pa.array([], pa.string()))
     first = lines[int(nonblank[0])].as_py()
-    delim = detect_delimiter(first)
-    first_tokens = first.split(delim)
+    layout = layout_of(first, file, int(nonblank[0]) + 1, fields, delimiter)
+    delim, names = layout.delimiter, layout.names
     structural = blank.copy()
-    if first_tokens[0].strip().lower() == "jobid":
-        names = normalise_header(first_tokens)
-        structural[nonblank[0]] = True
-    elif fields:
-        names = normalise_header(list(fields))
-    elif len(first_tokens) in KNOWN_ORDERS:
-        names = list(KNOWN_ORDERS[len(first_tokens)])
-    else:
-        raise InputError(
-            f"{file}: line {nonblank[0] + 1}: no header line and {len(first_tokens)} fields, which matches no known "
-            "sacct field order; rerun sacct without --noheader or name the fields"
-        )
-    # repeated header lines (concatenated dumps) are structural too
-    is_header = np.asarray(pc.starts_with(lines, pattern="JobID" + delim), dtype=bool) & ~blank
-    structural |= is_header
+    if layout.header:
+        # the header, and its repetitions in concatenated dumps
+        structural |= np.asarray(pc.fill_null(pc.equal(lines, first), False), dtype=bool)
     ledger.structural += int(structural.sum())
     keep = ~structural
     data = lines.filter(pa.array(keep))
@@ -86,10 +194,10 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
     ledger.read += len(data)
     tokens = pc.split_pattern(data, pattern=delim)
     counts = np.asarray(pc.list_value_length(tokens), dtype=int)
-    ncol = len(names)
-    good = counts == ncol
+    ncol = len(names) + layout.trailing
+    good = counts == ncol  # ``-p`` lines carry one empty field after the last
     if "JobName" in names and names[-1] == "JobName" and (counts > ncol).any():
-        tokens, good = _rejoin_job_names(tokens, counts, ncol, delim, good)
+        tokens, good = _rejoin_job_names(tokens, counts, ncol, delim, good, layout.trailing)
     for i in np.flatnonzero(~good):
         record_quarantine(ledger, quarantine, int(data_no[i]), "line",
                           f"expected {ncol} fields, got {int(counts[i])}", data[int(i)].as_py())
@@ -104,14 +212,17 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
             continue
         columns[name] = flat.take(pa.array(np.arange(k, n * ncol, ncol, dtype=np.int64))) if n else \
             pa.array([], pa.string())
-    return SplitLines(columns, data_no[good], data if good.all() else data.filter(good_arr), names)
+    return SplitLines(columns, data_no[good], names, delim, raw=data if good.all() else data.filter(good_arr))
 
 
-def _rejoin_job_names(tokens: pa.Array, counts: np.ndarray, ncol: int, delim: str, good: np.ndarray):
+def _rejoin_job_names(tokens: pa.Array, counts: np.ndarray, ncol: int, delim: str, good: np.ndarray,
+                      trailing: bool = False):
     """A job name containing the delimiter splits into extra fields; when JobName is last, join them back."""
     rows = tokens.to_pylist()
+    last = ncol - 1 - trailing
     for i in np.flatnonzero(counts > ncol):
         row = rows[i]
-        rows[i] = row[: ncol - 1] + [delim.join(row[ncol - 1 :])]
+        end = len(row) - trailing
+        rows[i] = row[:last] + [delim.join(row[last:end])] + row[end:]
     good = good | (counts > ncol)
     return pa.array(rows, type=pa.list_(pa.string())), good

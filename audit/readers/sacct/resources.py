@@ -21,7 +21,10 @@ RAW_TRES_IDS = {1: "cpu", 2: "mem", 3: "energy", 4: "node", 5: "billing", 6: "fs
 
 def _named(tres: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Rewrite raw numeric TRES into named form; also return where an id stayed unnamed."""
-    raw = np.asarray(pc.fill_null(pc.match_substring_regex(tres, r"^\d+="), False), dtype=bool)
+    first = pc.utf8_slice_codeunits(tres, 0, 1)
+    raw = np.asarray(pc.fill_null(pc.utf8_is_digit(first), False), dtype=bool)
+    if raw.any():
+        raw = np.asarray(pc.fill_null(pc.match_substring_regex(tres, r"^\d+="), False), dtype=bool)
     if not raw.any():
         return tres, np.zeros(len(tres), bool)
     out = tres

@@ -1,7 +1,8 @@
-"""Reader for ``sacct --parsable2`` text (any field subset and order, ``|`` or ``^|^`` delimiters).
+"""Reader for ``sacct --parsable2`` and ``-p`` text (any field subset and order, ``|``, ``^|^`` or a given
+``--delimiter``).
 
-With a header line, fields are taken by name; without one, a known field order is recognised by its
-field count (the 26-field XDMoD order).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
+With a header line (sacct field names in any order), fields are taken by name; without one, a known field
+order is recognised by its field count (the 26-field XDMoD order) (:mod:`audit.readers.sacct.lines`).  Step lines fold into their job (see :mod:`audit.readers.sacct.fold`);
 every line ends used, folded or quarantined (:mod:`audit.ledger`).
 """
 
@@ -16,6 +17,7 @@ from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import read_bytes
 from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from ..jobstats import reconcile_jobstats
 from .fold import fold, step_usage
 from .lines import split_lines
 from .resources import resources
@@ -26,16 +28,17 @@ _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het
 
 
 def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
-               fields: list[str] | None = None) -> ReadResult:
-    """Read one ``sacct --parsable2`` dump into the canonical job table, its ledger and quarantine.
+               fields: list[str] | None = None, delimiter: str | None = None) -> ReadResult:
+    """Read one ``sacct --parsable2`` (or ``-p``) dump into the canonical job table, its ledger and quarantine.
 
     ``timezone`` is the zone sacct printed its timestamps in (the cluster's local time); ``fields`` names
-    the columns of a headerless dump whose order is not a known one.
+    the columns of a headerless dump whose order is not a known one; ``delimiter`` is the one given to
+    ``sacct --delimiter`` (default: ``^|^`` when the first line holds it, else ``|``).
     """
     name = str(path)
     ledger = FileLedger(file=name, format="sacct")
     quarantine = Quarantine()
-    split = split_lines(read_bytes(path), name, ledger, quarantine, fields)
+    split = split_lines(read_bytes(path), name, ledger, quarantine, fields, delimiter)
     if not split.columns or len(split.line_no) == 0:
         return ReadResult(empty_jobs(), ledger, quarantine)
     if "JobID" not in split.columns:
@@ -100,7 +103,7 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
             reason = f"unknown state {value!r}"
         else:
             reason = f"cannot parse {value!r}"
-        record_quarantine(ledger, quarantine, int(split.line_no[i]), field_name, reason, split.raw[int(i)].as_py())
+        record_quarantine(ledger, quarantine, int(split.line_no[i]), field_name, reason, split.raw_line(i))
 
     folded_rows = sidx[~step_bad_any][~orphan]
     ledger.folded += len(folded_rows)
@@ -120,9 +123,11 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
         for pos in np.flatnonzero(js_kept["error"].notna().to_numpy()):
             i = int(kj[pos])
             record_field_quarantine(ledger, quarantine, int(split.line_no[i]), "AdminComment",
-                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw[i].as_py())
+                                    f"jobstats {js_kept['error'].iat[pos]}", split.raw_line(i))
         folded = _apply_jobstats(folded, js_kept)
     frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
+    if js is not None:
+        frame = reconcile_jobstats(frame, js_kept)
     frame = _expand_array_ranges(frame)
     ledger.jobs_emitted = len(frame)
     return conform(frame)
@@ -151,6 +156,7 @@ def _apply_jobstats(folded: pd.DataFrame, js: pd.DataFrame) -> pd.DataFrame:
     out["jobstats"] = use
     out.loc[use, "mem_from_batch_only"] = False
     out.loc[use, "single_task_only"] = False
+    out.loc[use, "upper_bound"] = False
     return out
 
 
@@ -253,6 +259,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "no_usage_fields": np.full(len(kj), not has_usage),
         "maxrss_batch_only": folded["mem_from_batch_only"].to_numpy() & (np.nan_to_num(resk["alloc_nodes"]) > 1),
         "maxrss_single_task": folded["single_task_only"].to_numpy(),
+        "maxrss_times_tasks": folded["upper_bound"].to_numpy(),
         "totalcpu_zero": long_zero,
         "start_before_submit": ~np.isnat(start) & ~np.isnat(submit) & (start < submit),
         "end_unknown": np.isnat(end) & ~np.isnat(start),
@@ -312,18 +319,26 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
 
 
 def _int(values) -> pd.arrays.IntegerArray:
+    """Rounded values as Int64, NaN as null: built from the data and the mask, no Python object per value."""
     v = np.asarray(values, dtype="float64")
-    return pd.array(np.where(np.isnan(v), None, np.round(v)), dtype="Int64") if len(v) else pd.array([], "Int64")
+    mask = np.isnan(v)
+    return pd.arrays.IntegerArray(np.where(mask, 0.0, np.round(v)).astype(np.int64), mask)
 
 
 def _float(values) -> pd.arrays.FloatingArray:
     v = np.asarray(values, dtype="float64")
-    return pd.array(np.where(np.isnan(v), None, v), dtype="Float64") if len(v) else pd.array([], "Float64")
+    mask = np.isnan(v)
+    return pd.arrays.FloatingArray(np.where(mask, 0.0, v), mask)
 
 
 def _int_or_null(values) -> pd.arrays.IntegerArray:
-    s = pd.Series(values, dtype=object).replace("", None)
-    return pd.array(pd.to_numeric(s), dtype="Int64")
+    """Digit strings as Int64, ``""`` as null."""
+    v = np.asarray(values, dtype=object)
+    mask = v == ""
+    data = np.zeros(len(v), dtype=np.int64)
+    if not mask.all():
+        data[~mask] = v[~mask].astype(np.int64)
+    return pd.arrays.IntegerArray(data, mask)
 
 
 def _utc(values) -> pd.Series:
