@@ -20,7 +20,6 @@ their progress and pay the simulator's restart cost (``restart_cost_s``).  Usage
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -65,7 +64,7 @@ class Budget:
         #: running budgeted jobs holding GPUs (the only running jobs that use budget)
         self.charging: set = set()
         #: attempts of budgeted jobs that held GPUs, as they ended: end, start, GPUs, project
-        self.ended = (array("d"), array("d"), array("d"), array("q"))
+        self.ended = _EndLog()
         self.key = [None] * ctx.n
         self.cls = _Classes(None)
         self._sorted_at = 0
@@ -94,13 +93,11 @@ class Budget:
         lo = now - self.window_s
         total = np.zeros(len(self.projects))
         ended = self.ended
-        if len(ended[0]):
-            end = np.frombuffer(ended[0], dtype=np.float64)
+        if ended.n:
+            end = ended.end[:ended.n]
             k0 = int(np.searchsorted(end, lo, side="right"))
-            start = np.frombuffer(ended[1], dtype=np.float64)[k0:]
-            gpus = np.frombuffer(ended[2], dtype=np.float64)[k0:]
-            held = gpus * (end[k0:] - np.maximum(start, lo))
-            total += np.bincount(np.frombuffer(ended[3], dtype=np.int64)[k0:], weights=held, minlength=len(total))
+            held = ended.gpus[k0:ended.n] * (end[k0:] - np.maximum(ended.start[k0:ended.n], lo))
+            total += np.bincount(ended.project[k0:ended.n], weights=held, minlength=len(total))
         if self.charging:
             idx = np.fromiter(self.charging, dtype=np.int64, count=len(self.charging))
             started = np.array([ctx.started[i] for i in idx.tolist()])
@@ -162,11 +159,7 @@ class Budget:
         if self.budgeted[i]:
             gpus = ctx.model.held(ctx.alloc[i])[2]
             if gpus:
-                end, start, held, project = self.ended
-                end.append(t)
-                start.append(ctx.started[i])
-                held.append(gpus)
-                project.append(self.project[i])
+                self.ended.add(t, ctx.started[i], gpus, self.project[i])
 
     def requeued(self, ctx, i: int) -> None:
         self.key[i] = None
@@ -247,3 +240,23 @@ class _Classes:
 
     def __getitem__(self, i: int) -> int:
         return self.key[i][0]
+
+
+class _EndLog:
+    """Attempts that held GPUs, in the order they ended (so ``end`` is sorted): numpy columns grown by
+    doubling.  Views handed out stay valid: growing allocates new columns and never resizes one in use."""
+
+    def __init__(self, capacity: int = 1024):
+        self.n = 0
+        self.end = np.empty(capacity)
+        self.start = np.empty(capacity)
+        self.gpus = np.empty(capacity)
+        self.project = np.empty(capacity, dtype=np.int64)
+
+    def add(self, end: float, start: float, gpus: float, project: int) -> None:
+        n = self.n
+        if n == len(self.end):
+            self.end, self.start, self.gpus, self.project = (
+                np.concatenate([c, np.empty_like(c)]) for c in (self.end, self.start, self.gpus, self.project))
+        self.end[n], self.start[n], self.gpus[n], self.project[n] = end, start, gpus, project
+        self.n = n + 1
