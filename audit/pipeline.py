@@ -80,21 +80,22 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
 
         options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
         opts = dict(whatif_options or {})
-        with prog.stage("predictions"):
-            levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
-            # one target per task, side by side on the what-if's kind of runner
-            with Runner(opts.get("scheduler"), serial=bool(opts.get("serial")), workers=opts.get("workers"),
-                        progress=False, on_done=lambda done: prog.count("predictions", done, "targets")) as runner:
-                frame = prediction_frame(ing.jobs, Options(risk=levels), runner=runner)
-            if frame is not None:
-                frame.to_parquet(out / "predictions.parquet", index=False)
-        if shape is not None:
-            with prog.stage("what-if"):
-                result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
-                                    predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),
-                                    progress=lambda done: prog.count("what-if", done), **opts)
-            summary_w = result.summary
-        elif log is not None:
+        # one runner (a local Dask cluster, --scheduler, or in process) for the predictions and the replays
+        with Runner(opts.pop("scheduler", None), serial=bool(opts.pop("serial", False)),
+                    workers=opts.pop("workers", None), progress=False) as runner:
+            with prog.stage("predictions"):
+                levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
+                runner.on_done = lambda done: prog.count("predictions", done, "targets")
+                frame = prediction_frame(ing.jobs, Options(risk=levels), runner=runner)  # one target per task
+                if frame is not None:
+                    frame.to_parquet(out / "predictions.parquet", index=False)
+            if shape is not None:
+                with prog.stage("what-if"):
+                    result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
+                                        predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),
+                                        progress=lambda done: prog.count("what-if", done), runner=runner, **opts)
+                summary_w = result.summary
+        if shape is None and log is not None:
             log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
     rec = (summary_w or {}).get("recommended") or {}
     level = rec.get("level") or (0.9 if 0.9 in cfg.risk else max(cfg.risk))

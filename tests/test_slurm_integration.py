@@ -151,12 +151,16 @@ def _log_tails(logs: Path, n: int = 15) -> str:
 # ---------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-def slurm():
-    """A running Slurm (its environment for the client commands); stopped and removed afterwards."""
+#: a cluster brought up (and its jobs submitted) ahead of this module by another Slurm test module, so that
+#: their jobs run at the same time instead of one module's waits after the other's
+PREPARED: dict = {}
+
+
+def _bring_up(skip) -> dict:
+    """Start the test cluster; ``skip(reason)`` is called when it cannot be started here."""
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
+        skip(reason)
     state = Path(tempfile.mkdtemp(prefix="reclaim-slurm-test-"))
     state.chmod(0o755)  # mariadbd runs as mysql and must reach its datadir inside
     env = {**os.environ, **PORTS, "SLURM_CLUSTER": CLUSTER, "SLURM_ACCOUNT": ACCOUNT, "SLURM_NODE_CPUS": "12",
@@ -164,33 +168,54 @@ def slurm():
            "DEBIAN_FRONTEND": "noninteractive"}
     for var in [k for k in env if k.startswith(("SLURM_JOB", "SLURM_STEP", "SBATCH_", "SACCT_", "SQUEUE_"))]:
         del env[var]
+    if _missing_packages():
+        # start-slurm.sh installs the packages but does not refresh apt's lists (empty on a new machine)
+        _run(["apt-get", "update", "-q"], env, timeout=300)
     try:
-        if _missing_packages():
-            # start-slurm.sh installs the packages but does not refresh apt's lists (empty on a new machine)
-            _run(["apt-get", "update", "-q"], env, timeout=300)
-        try:
-            _run(["bash", str(TOOLS / "start-slurm.sh"), str(state)], env, timeout=400)
-        except RuntimeError as exc:
-            raise RuntimeError(f"{exc}\n{_log_tails(state / 'log')}") from None
-        yield {"env": env, "state": state}
-    finally:
-        subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
-                       timeout=180, stdin=subprocess.DEVNULL)
-        if not os.environ.get("RECLAIM_KEEP_SLURM"):
-            shutil.rmtree(state, ignore_errors=True)
+        _run(["bash", str(TOOLS / "start-slurm.sh"), str(state)], env, timeout=400)
+    except RuntimeError as exc:
+        _stop(env, state)
+        raise RuntimeError(f"{exc}\n{_log_tails(state / 'log')}") from None
+    return {"env": env, "state": state}
+
+
+def _stop(env: dict, state: Path) -> None:
+    subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
+                   timeout=180, stdin=subprocess.DEVNULL)
+    if not os.environ.get("RECLAIM_KEEP_SLURM"):
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def prepare(skip) -> None:
+    """Bring the cluster up and submit the jobs now (another module calls this before starting its own
+    cluster: this one then owns munged, which stop-slurm.sh stops only with the cluster that started it)."""
+    if not PREPARED:
+        cluster = _bring_up(skip)
+        PREPARED.update(cluster)
+        PREPARED["submitted"] = _submit(cluster["env"], cluster["state"])
 
 
 @pytest.fixture(scope="module")
-def run(slurm):
-    """Submit the jobs, wait for them to end, dump sacct text and JSON, read both."""
-    env, state = slurm["env"], slurm["state"]
+def slurm():
+    """A running Slurm (its environment for the client commands); stopped and removed afterwards."""
+    cluster = dict(PREPARED) if PREPARED else _bring_up(pytest.skip)
+    try:
+        yield cluster
+    finally:
+        PREPARED.clear()
+        _stop(cluster["env"], cluster["state"])
+
+
+def _submit(env: dict, state: Path) -> dict:
+    """Submit the jobs (the cancelled one cancelled once running); their ids and the submission times."""
     work = state / "jobs"
     work.mkdir()
     (work / "worker.py").write_text(WORKER)
     py = f"{sys.executable} {work / 'worker.py'}"
     ids: dict[str, int] = {}
     t_submit = pd.Timestamp.now(tz="UTC").floor("s")
-    deadline = time.monotonic() + WAIT_S
+    start = time.monotonic()
+    deadline = start + WAIT_S
     # the slowest first: a one-minute limit on a job that would sleep five
     ids["timeout"] = _sbatch(env, work, "-J", "timeout", "--mem=100M", "--time=1", "--wrap", "sleep 300")
     ids["mem"] = _sbatch(env, work, "-J", "mem", "--mem=400M", "--time=5",
@@ -208,6 +233,16 @@ def run(slurm):
     _wait_running(env, ids["cancel"], deadline)
     time.sleep(1)
     _run(["scancel", str(ids["cancel"])], env)
+    return {"work": work, "ids": ids, "t_submit": t_submit, "t_submitted": t_submitted, "start": start}
+
+
+@pytest.fixture(scope="module")
+def run(slurm):
+    """Submit the jobs (unless submitted ahead), wait for them to end, dump sacct text and JSON, read both."""
+    env, state = slurm["env"], slurm["state"]
+    sub = slurm.get("submitted") or _submit(env, state)
+    work, ids, t_submit, t_submitted = sub["work"], sub["ids"], sub["t_submit"], sub["t_submitted"]
+    deadline = max(sub["start"] + WAIT_S, time.monotonic() + 30)
     n_jobs = len(ids) + 2  # three array tasks
     text = _dump_text(env)
     while not _all_ended(text, n_jobs):

@@ -8,6 +8,7 @@ One orchestrator over the pieces: the month (:mod:`.month`) with its out-of-samp
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,11 +157,13 @@ def _log_stage(name: str, seconds: float) -> None:
 def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None, out=None,
            options: Options | None = None, price_book=None, scheduler: str | None = None, serial: bool = False,
            workers: int | None = None, quiet: bool = False, random_state: int = 0,
-           predictions: pd.DataFrame | None = None, log=None, progress=None) -> WhatIfResult:
+           predictions: pd.DataFrame | None = None, log=None, progress=None, runner=None) -> WhatIfResult:
     """Replay the month under every scenario and find what can be recovered; write ``out/whatif/`` and
     ``out/predictions.parquet``.  ``predictions``: a :func:`prediction_frame` already computed;
     ``log(stage, seconds)`` hears of each stage as it ends (default: a line on stderr unless ``quiet``);
-    ``progress(done)`` hears of each finished replay (default: the runner's line on a terminal)."""
+    ``progress(done)`` hears of each finished replay (default: the runner's line on a terminal); ``runner``: an
+    open :class:`Runner` to use instead of one of its own (``scheduler``, ``serial`` and ``workers`` are then
+    the runner's)."""
     import time
 
     options = options or Options()
@@ -171,8 +174,11 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
     books = price_books(price_book)
     sources = set(table["source"].astype("string").fillna("").unique().tolist()) if "source" in table else set()
     mixed = any(s.startswith(("k8s", "alibaba")) for s in sources) and any(s.startswith("sacct") for s in sources)
-    with Runner(scheduler, serial=serial, workers=workers, progress=False if quiet else None,
-                on_done=progress) as runner:
+    if runner is not None:
+        runner.on_done, runner.done = progress, 0
+    opened = nullcontext(runner) if runner is not None else Runner(
+        scheduler, serial=serial, workers=workers, progress=False if quiet else None, on_done=progress)
+    with opened as runner:
         t = time.perf_counter()
         frame = predictions
         if frame is None:

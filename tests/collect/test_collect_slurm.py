@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from audit.collect import READ_ONLY
-from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason
+from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason, prepare
 
 pytestmark = pytest.mark.slurm
 
@@ -31,10 +31,12 @@ SHIMMED = ("sacct", "sinfo", "scontrol", "sshare", "kubectl")
 
 
 @pytest.fixture(scope="module")
-def pilot():
+def pilot(request):
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
+    if any(item.nodeid.startswith("tests/test_slurm_integration.py") for item in request.session.items):
+        prepare(pytest.skip)  # its jobs run while this cluster starts and its own jobs run
     state = Path(tempfile.mkdtemp(prefix="reclaim-pilot-test-"))
     state.chmod(0o755)
     env = {**os.environ, **PORTS, "SLURM_CLUSTER": "reclaimpilot", "SLURM_NODES": "3", "SLURM_NODE_CPUS": "4",

@@ -238,7 +238,7 @@ def test_mixed_audit_slurm_and_k8s_side_by_side(tmp_path):
     (k8s / "nodes.json").write_text(json.dumps(pods_list(build_nodes())))
     (k8s / "dcgm.json").write_text(json.dumps(dcgm_pod_json("train-a", "ml-team", "gpu-node-1",
                                                             "2025-03-01T10:01:00Z", 1, 35)))
-    res = audit([week, k8s], tmp_path / "run")
+    res = audit([week, k8s], tmp_path / "run", whatif=False, advisor_model=False)  # the readers side by side
     jobs = pd.read_parquet(tmp_path / "run" / "jobs.parquet")
     a = jobs.set_index("job_id").loc["ml-team/train-a"]
     assert a.gpu_util_mean == pytest.approx(0.35) and "no_gpu_telemetry" not in (a.caveats or "")
