@@ -110,7 +110,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
             extra.take(f, kind)
             continue
         if kind not in READABLE:
-            if f in named:
+            if f in named and not (kind == "toml" and is_cluster_shape(f)):  # a named shape is taken as the shape
                 raise InputError(f"{f}: not a recognised accounting format (detected {kind!r}); "
                                  "use --format sacct|sacct-json|swf")
             skipped.append({"file": str(f), "detected": kind})
