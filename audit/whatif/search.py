@@ -9,7 +9,26 @@ otherwise; when ``hi`` itself fails the answer is ``None``.
 from __future__ import annotations
 
 
-class Bisection:
+class _Search:
+    """What both searches answer: the smallest value found to pass (``None`` when ``hi`` fails), and whether
+    there is nothing left to probe."""
+
+    failed: bool
+    hi: int | None
+
+    def probe(self) -> int | None:
+        raise NotImplementedError
+
+    @property
+    def answer(self) -> int | None:
+        return None if self.failed else self.hi
+
+    @property
+    def done(self) -> bool:
+        return self.probe() is None
+
+
+class Bisection(_Search):
     """Smallest passing whole number in ``[lo, hi]``, to within ``tol`` (the answer passes and
     ``answer − tol`` is known to fail or is below ``lo``).  ``check_hi`` asks for ``hi`` first."""
 
@@ -44,17 +63,8 @@ class Bisection:
         else:
             self.lo = max(self.lo, value)
 
-    @property
-    def answer(self) -> int | None:
-        """The smallest value found to pass (``None`` when ``hi`` fails)."""
-        return None if self.failed else self.hi
 
-    @property
-    def done(self) -> bool:
-        return self.probe() is None
-
-
-class Gallop:
+class Gallop(_Search):
     """The smallest passing whole number in ``[lo, hi]`` searched outward from a ``guess`` (an answer
     known to be close, such as the unshaken one for a shaken copy): steps of 1, 2, 4 … down while it
     passes or up while it fails, then bisection between the last failing and first passing values.
@@ -98,11 +108,3 @@ class Gallop:
         elif not passed and self.hi is None and value < self.ceil:  # still failing: go up
             self.next = min(self.ceil, value + self.step)
         self.step *= 2
-
-    @property
-    def answer(self) -> int | None:
-        return None if self.failed else self.hi
-
-    @property
-    def done(self) -> bool:
-        return self.probe() is None
