@@ -19,7 +19,7 @@ import simpy
 
 from .attempts import AttemptLog
 from .kills import COMPLETED, PREEMPTED, attempt
-from .nodes import NodeModel
+from .nodes import node_model
 from .policies.fifo import FIFO
 from .pool import PoolModel
 from .records import Job, Jobs, Pool
@@ -64,10 +64,11 @@ class Simulator:
         self.restart_cost_s = float(restart_cost_s)
         self.give_up = give_up
 
-    def model(self):
+    def model(self, cpu_unit: int = 1, gpu_unit: int = 1):
+        """The resource model for jobs whose CPUs and GPUs are counted in ``cpu_unit``/``gpu_unit``."""
         if isinstance(self.cluster, Pool):
-            return PoolModel(self.cluster.procs)
-        return NodeModel(self.cluster, fit=self.fit, topology=self.topology)
+            return PoolModel(self.cluster.procs * cpu_unit)
+        return node_model(self.cluster, fit=self.fit, topology=self.topology, cpu_unit=cpu_unit, gpu_unit=gpu_unit)
 
     def run(self, jobs) -> SimResult:
         """Simulate ``jobs`` (a :class:`Jobs` table or a sequence of :class:`Job`) and return the result."""
@@ -132,7 +133,9 @@ class Context:
         self.mem = mem.tolist()
         self.limit = limit.tolist()
         self.est = est.tolist()
-        self.model = model = sim.model()
+        #: what one CPU and one GPU count in the jobs' requests (and in the model's free state)
+        self.cpu_unit, self.gpu_unit = jobs.cpu_unit, jobs.gpu_unit
+        self.model = model = sim.model(jobs.cpu_unit, jobs.gpu_unit)
         self.ever_fits = model.ever_fits
         self.free = model.initial()
         #: CPUs and GPUs free in total (on node clusters, kept with each start and stop; see :meth:`exhausted`)

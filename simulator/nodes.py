@@ -1,15 +1,20 @@
 """Resource model of a cluster of nodes with CPUs, memory and GPUs (see :mod:`simulator.pool` for the algebra).
 
-A free state is a (3, nodes) int64 array (rows: CPUs, memory bytes, GPUs); an allocation is
-``(node indices, per-node need as a column)`` as arrays (the index is a plain int for one node),
-followed by the same two as a Python list and tuple (for loops that read them one by one).
+A free state is a (3, nodes) int64 array (rows: CPUs, memory bytes, GPUs, counted in the jobs' units:
+whole CPUs and GPUs, or millicores and milli-GPUs); an allocation is ``(node indices, per-node need as
+a column)`` as arrays (the index is a plain int for one node), followed by the same two as a Python
+list and tuple (for loops that read them one by one).
+
+When GPUs are shared (:class:`DeviceNodeModel`, jobs counting GPUs in milli-GPUs) the free state has
+one more row per GPU device slot, and an allocation's second entry is the matrix of what it holds on
+each of its nodes (rows as the free state's).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .placement import FIT_RULES, TOPOLOGY_RULES, candidates, first_candidate, place
+from .placement import FIT_RULES, TOPOLOGY_RULES, candidates, first_candidate, fitting, place
 from .records import Cluster
 
 
@@ -54,12 +59,15 @@ class NodeModel:
 
     ``fit``: ``"first"`` (lowest-numbered fitting nodes) or ``"best"`` (least left over);
     ``topology``: ``"none"``, ``"prefer"`` or ``"require"`` one switch group.  Free states are
-    (3, nodes) arrays: rows are CPUs, memory bytes and GPUs.
+    (3, nodes) arrays: rows are CPUs, memory bytes and GPUs (a node's CPUs × ``cpu_unit``, its GPUs ×
+    ``gpu_unit``: the units the jobs' requests are counted in).
     """
 
     kind = "nodes"
+    devices = 0  # GPU device rows below the three resource rows (see DeviceNodeModel)
 
-    def __init__(self, cluster: Cluster, fit: str = "first", topology: str = "none"):
+    def __init__(self, cluster: Cluster, fit: str = "first", topology: str = "none", cpu_unit: int = 1,
+                 gpu_unit: int = 1):
         if fit not in FIT_RULES:
             raise ValueError(f"fit must be one of {FIT_RULES}, got {fit!r}")
         if topology not in TOPOLOGY_RULES:
@@ -71,7 +79,7 @@ class NodeModel:
         switch_ids: dict = {}
         for g in cluster.groups:
             for k in range(g.count):
-                rows.append((g.cpus, g.mem_bytes, g.gpus))
+                rows.append((g.cpus * cpu_unit, g.mem_bytes, g.gpus * gpu_unit))
                 groups.append(g.name)
                 if g.nodes_per_switch > 0:
                     key = f"{g.switch or g.name}#{k // g.nodes_per_switch}"
@@ -182,3 +190,99 @@ class NodeModel:
     @staticmethod
     def nodes_of(alloc) -> tuple:
         return tuple(alloc[2])
+
+
+class DeviceNodeModel(NodeModel):
+    """Nodes whose GPUs are devices that jobs may share (GPUs counted in ``gpu_unit`` per GPU, e.g.
+    milli-GPUs).  The free state has rows 0–2 as :class:`NodeModel` (row 2: the node's free GPU share
+    in total) and one row per device slot below them: row ``3 + d`` is the free share of device ``d``
+    of each node (``gpu_unit`` when idle, 0 on nodes with fewer devices).
+
+    A request below one GPU is a share: it sits on one device of each of its nodes with at least that
+    much free, the fullest such device (best fit, the lowest-numbered on ties), so shares pack a device
+    up to a whole GPU.  A request of one GPU or more takes that many whole free devices (a share of a
+    GPU or more that is not whole is rounded up to whole GPUs); a device partly held by shares is not
+    free for it.  Nodes are chosen as by :class:`NodeModel` among the nodes that can hold the request.
+    """
+
+    def __init__(self, cluster: Cluster, fit: str = "first", topology: str = "none", cpu_unit: int = 1,
+                 gpu_unit: int = 1000):
+        super().__init__(cluster, fit=fit, topology=topology, cpu_unit=cpu_unit, gpu_unit=gpu_unit)
+        self.unit = int(gpu_unit)
+        per_node = self.capacity[2] // self.unit
+        self.devices = int(per_node.max()) if len(per_node) else 0
+        slots = [np.where(per_node > d, self.unit, 0) for d in range(self.devices)]
+        self.capacity = np.ascontiguousarray(np.vstack([self.capacity, *slots]).astype(np.int64))
+
+    def request(self, nodes: int, cpus: int, mem: int, gpus: int, partition: str) -> NodeRequest:
+        unit = self.unit
+        if gpus > unit:  # one GPU or more: whole devices
+            gpus = -(-gpus // unit) * unit
+        return super().request(nodes, cpus, mem, gpus, partition)
+
+    def _candidates(self, free: np.ndarray, req: NodeRequest) -> np.ndarray:
+        """The allowed nodes that can hold the per-node need, devices included (ascending)."""
+        c, m, g = req.need_t
+        lo, hi = req.lo, req.hi
+        ok = fitting(free, (c, m, 0), lo, hi, req.mask)
+        if g:
+            dev = free[3:, lo:hi]
+            if g < self.unit:
+                ok &= (dev >= g).any(axis=0)
+            else:
+                ok &= (dev >= self.unit).sum(axis=0) >= g // self.unit
+        idx = ok.nonzero()[0]
+        return idx + lo if lo else idx
+
+    def fits(self, free: np.ndarray, req: NodeRequest):
+        cand = self._candidates(free, req)
+        if len(cand) < req.nodes:
+            return None
+        if req.nodes == 1 and self.fit == "first":
+            idx = cand[:1]
+        else:
+            idx = place(free[:3], req.need_t, req.nodes, req.lo, req.hi, req.mask, self.switch, self.capacity[:3],
+                        self.fit, self.topology, cand=cand)
+            if idx is None:
+                return None
+        c, m, g = req.need_t
+        held = np.zeros((len(self.capacity), len(idx)), dtype=np.int64)
+        held[0], held[1], held[2] = c, m, g
+        if g:
+            unit = self.unit
+            dev = free[3:, idx]
+            for col in range(len(idx)):
+                d = dev[:, col]
+                if g < unit:  # the fullest device that still holds the share
+                    held[3 + int(np.argmin(np.where(d >= g, d, unit + 1))), col] = g
+                else:
+                    held[3 + np.flatnonzero(d >= unit)[: g // unit], col] = unit
+        return (idx, held, idx.tolist(), req.need_t)
+
+    def count_fitting(self, free: np.ndarray, req: NodeRequest) -> int:
+        return len(self._candidates(free, req))
+
+    @staticmethod
+    def take(free: np.ndarray, alloc) -> np.ndarray:
+        free[:, alloc[0]] -= alloc[1]
+        return free
+
+    @staticmethod
+    def give(free: np.ndarray, alloc) -> np.ndarray:
+        free[:, alloc[0]] += alloc[1]
+        return free
+
+    @staticmethod
+    def cap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        out = np.minimum(a, b)
+        out[2] = out[3:].sum(axis=0)  # a node's GPU total is what its devices have free in both
+        return out
+
+
+def node_model(cluster: Cluster, fit: str = "first", topology: str = "none", cpu_unit: int = 1,
+               gpu_unit: int = 1) -> NodeModel:
+    """The model for jobs counted in ``cpu_unit``/``gpu_unit``: GPU devices are modelled only when
+    GPUs are counted in shares (``gpu_unit`` > 1) and the cluster has GPUs."""
+    if gpu_unit > 1 and any(g.gpus for g in cluster.groups):
+        return DeviceNodeModel(cluster, fit=fit, topology=topology, cpu_unit=cpu_unit, gpu_unit=gpu_unit)
+    return NodeModel(cluster, fit=fit, topology=topology, cpu_unit=cpu_unit, gpu_unit=gpu_unit)

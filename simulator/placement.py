@@ -59,14 +59,16 @@ def pick(cand: np.ndarray, n: int, rule: str, free, need, capacity) -> np.ndarra
 
 
 def place(free: np.ndarray, need: tuple, n: int, lo: int, hi: int, mask, switch: np.ndarray,
-          capacity: np.ndarray, fit: str = "first", topology: str = "none"):
+          capacity: np.ndarray, fit: str = "first", topology: str = "none", cand: np.ndarray | None = None):
     """Nodes for a job of ``n`` nodes needing ``need`` on each, or ``None`` when it cannot start.
 
     Topology: ``prefer`` places the job inside one switch group when any can hold it (the first
     such group under first fit, the one with fewest fitting nodes under best fit) and spreads it
-    otherwise; ``require`` refuses to spread.
+    otherwise; ``require`` refuses to spread.  ``cand``: the fitting nodes when the caller knows
+    them (a model with more to check than the three rows).
     """
-    cand = candidates(free, need, lo, hi, mask)
+    if cand is None:
+        cand = candidates(free, need, lo, hi, mask)
     if len(cand) < n:
         return None
     if topology == "none" or n == 1:

@@ -1,7 +1,10 @@
 """Plain input records: jobs (one record each, or one struct of arrays) and the cluster shape.
 
 Times are seconds on one clock (any origin); memory is bytes; requests are *per node* for a job of
-``nodes`` nodes (a single pool has one "node" holding all processors).
+``nodes`` nodes (a single pool has one "node" holding all processors).  CPUs and GPUs are whole
+units unless the jobs say otherwise (:class:`Jobs` ``cpu_unit``/``gpu_unit``: 1000 counts them in
+millicores and milli-GPUs, so fractional requests pack exactly); the cluster is always described in
+whole CPUs and GPUs.
 """
 
 from __future__ import annotations
@@ -80,10 +83,19 @@ class Jobs:
 
     Build it with :meth:`from_arrays` (missing columns take the :class:`Job` defaults) or
     :meth:`from_records`.  ``mem_traces`` maps a job's position to its telemetry samples.
+
+    ``cpu_unit`` and ``gpu_unit`` say what the ``cpus``/``orig_cpus`` and ``gpus``/``orig_gpus``
+    columns count: 1 (the default) whole CPUs and GPUs, 1000 millicores and milli-GPUs (a pod asking
+    3152m CPU has 3152, a pod with a 0.46 share of a GPU 460).  With ``gpu_unit`` > 1 every GPU of a
+    node is a device of ``gpu_unit``: a request below one GPU is a share that sits on one device
+    (shares pack a device up to a whole GPU), one of one or more GPUs takes whole free devices
+    (rounded up to whole GPUs).  Results come back in whole units (fractions where there are some).
     """
 
     columns: dict
     mem_traces: dict = field(default_factory=dict)
+    cpu_unit: int = 1
+    gpu_unit: int = 1
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -92,7 +104,10 @@ class Jobs:
         return self.columns[name]
 
     @classmethod
-    def from_arrays(cls, mem_traces: dict | None = None, **arrays) -> Jobs:
+    def from_arrays(cls, mem_traces: dict | None = None, *, cpu_unit: int = 1, gpu_unit: int = 1, **arrays) -> Jobs:
+        for name, unit in (("cpu_unit", cpu_unit), ("gpu_unit", gpu_unit)):
+            if int(unit) != unit or unit < 1:
+                raise ValueError(f"{name} must be a whole number ≥ 1, got {unit!r}")
         unknown = set(arrays) - set(_NUMERIC) - set(_TEXT)
         if unknown:
             raise ValueError(f"unknown job columns: {sorted(unknown)}")
@@ -112,14 +127,15 @@ class Jobs:
             value = arrays.get(name)
             cols[name] = np.full(n, "", dtype=object) if value is None else np.asarray(value, dtype=object)
         _check(cols)
-        return cls(columns=cols, mem_traces=dict(mem_traces or {}))
+        return cls(columns=cols, mem_traces=dict(mem_traces or {}), cpu_unit=int(cpu_unit), gpu_unit=int(gpu_unit))
 
     @classmethod
-    def from_records(cls, jobs) -> Jobs:
+    def from_records(cls, jobs, *, cpu_unit: int = 1, gpu_unit: int = 1) -> Jobs:
+        """Jobs from :class:`Job` records (their CPUs and GPUs counted in ``cpu_unit``/``gpu_unit``)."""
         jobs = list(jobs)
         arrays = {name: [getattr(j, name) for j in jobs] for name in (*_NUMERIC, *_TEXT)}
         traces = {k: j.mem_trace for k, j in enumerate(jobs) if j.mem_trace is not None}
-        return cls.from_arrays(mem_traces=traces, **arrays)
+        return cls.from_arrays(mem_traces=traces, cpu_unit=cpu_unit, gpu_unit=gpu_unit, **arrays)
 
 
 def _check(cols: dict) -> None:

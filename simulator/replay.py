@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .records import Job, Jobs
-from .result import REASONS, SimResult
+from .result import REASONS, SimResult, whole_units
 
 
 def replay_as_logged(jobs, cluster) -> SimResult:
@@ -31,8 +31,9 @@ def replay_as_logged(jobs, cluster) -> SimResult:
         reasons=np.zeros((n, len(REASONS)), dtype=np.int64), user=col["user"], account=col["account"],
         gpu_type=col["gpu_type"], cpu_util=col["cpu_util"], gpu_util=col["gpu_util"], mem_peak=col["mem_peak"] * col["nodes"],
         resumable=col["resumable"], a_job=k, a_queued=col["submit"][k], a_start=start[k], a_end=end[k],
-        a_outcome=np.full(len(k), "COMPLETED"), a_cpus=col["cpus"][k] * nodes,
-        a_mem=col["mem"][k] * nodes, a_gpus=col["gpus"][k] * nodes, a_overhead=np.zeros(len(k)),
+        a_outcome=np.full(len(k), "COMPLETED"), a_cpus=whole_units(col["cpus"][k] * nodes, jobs.cpu_unit),
+        a_mem=col["mem"][k] * nodes, a_gpus=whole_units(col["gpus"][k] * nodes, jobs.gpu_unit),
+        a_overhead=np.zeros(len(k)),
         a_nodes=np.empty(len(k), dtype=object),
         capacity=cluster.capacity(), passes=0, wall_s=0.0,
     )

@@ -11,6 +11,11 @@ REASONS = ("resources", "priority", "reservation", "budget")
 RESOURCES, PRIORITY, RESERVATION, BUDGET = range(4)
 
 
+def whole_units(held: np.ndarray, unit: int) -> np.ndarray:
+    """CPUs or GPUs counted in ``unit`` (1000: millis) as CPUs or GPUs (unchanged when ``unit`` is 1)."""
+    return held if unit == 1 else held / unit
+
+
 @dataclass(slots=True, frozen=True)
 class JobRecord:
     """One job's outcome.  ``wait`` is first start minus submission; ``waits`` counts the scheduling
@@ -35,7 +40,8 @@ class SimResult:
     ``attempts, ooms, timeouts, preemptions``, ``state`` (COMPLETED, OUT_OF_MEMORY, TIMEOUT after the
     last allowed attempt, PENDING, REJECTED), ``reasons`` (jobs × 4 pass counts), ``user, account, gpu_type``,
     ``cpus, gpus`` (per job totals of the first request).  Attempts: ``a_job`` (position in the job
-    arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus`` (totals held),
+    arrays), ``a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus`` (totals held: CPUs and GPUs
+    in whole units, as floats when the jobs counted them in millis),
     ``a_overhead`` (restart seconds paid), ``a_nodes`` (tuple of node indices held; ``None`` for a pool).
     ``gave_up``: the run stopped early (see :class:`~simulator.engine.GiveUp`); the arrays then describe
     the run up to that moment.
@@ -84,6 +90,7 @@ class SimResult:
         a_job = log.column("job")
         a_queued, a_start, a_end, a_overhead = (log.column(k) for k in ("queued", "start", "end", "overhead"))
         a_cpus, a_mem, a_gpus = (log.column(k) for k in ("cpus", "mem", "gpus"))
+        a_cpus, a_gpus = whole_units(a_cpus, ctx.cpu_unit), whole_units(a_gpus, ctx.gpu_unit)
         a_outcome = log.outcomes()
         a_nodes = np.empty(len(log), dtype=object)
         if log.keep_allocs:

@@ -52,7 +52,7 @@ class Budget:
         self.last_calc = None
         self.over: set = set()
         self.preemptions = 0
-        gpus = ctx.sim.cluster.capacity()["gpus"]
+        gpus = ctx.sim.cluster.capacity()["gpus"] * ctx.gpu_unit  # in the jobs' units, as GPU use is counted
         self.entitled = {p: s * gpus * self.window_s for p, s in self.shares.items()}
         self.projects = sorted(set(ctx.account))
         index = {p: k for k, p in enumerate(self.projects)}

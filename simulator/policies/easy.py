@@ -25,8 +25,9 @@ since it either ends by its estimate before the shadow time (released before the
 changes nothing), or after it inside the extra (never released before the head fits: the extra
 shrinks by exactly its allocation, and first fit places the head on the same nodes).  So a pass
 that starts a job estimated to end exactly at the shadow time (without ``release_ties`` it sorts
-after the job that lets the head fit and is not released) or, under best fit, a job inside the
-extra (the tightest nodes for the head may change) drops the reservation: the next pass is full.
+after the job that lets the head fit and is not released) or, under best fit or with shared GPU
+devices, a job inside the extra (the tightest nodes, or the fullest device, for the head may
+change) drops the reservation: the next pass is full.
 With that, incremental passes give the same starts and wait reasons as full passes, on a pool and
 on nodes (property-tested against a policy that forgets everything before each pass).
 """
@@ -167,7 +168,7 @@ def reservation(ctx, head: int, release_ties: bool = False) -> tuple:
     model = ctx.model
     if model.kind == "pool":
         return _pool_reservation(ctx, head, release_ties)
-    if model.topology == "require":
+    if model.topology == "require" or model.devices:  # per-node readiness knows no GPU devices
         shadow, extra = _generic_reservation(ctx, head, release_ties)
     else:
         shadow, extra = _node_reservation(ctx, head, release_ties)
@@ -300,7 +301,8 @@ def backfill(ctx, q, shadow: float, extra, depth, first: int = 1, memo=None, tie
     if started:
         est = ctx.est
         now = ctx.now
-        stable = ctx.model.kind == "pool" or ctx.model.fit == "first"
+        # with GPU devices the head's device on a node may change (shares go to the fullest device)
+        stable = ctx.model.kind == "pool" or (ctx.model.fit == "first" and not ctx.model.devices)
         for pos in started:
             ends = now + est[q[pos]]
             if (ties and ends == shadow) or (not stable and ends > shadow):
@@ -351,7 +353,7 @@ def _fits_on(r, rows) -> bool:
 
 def _sorted_free(free, r) -> tuple:
     """The free CPUs, memory and GPUs of the nodes of ``r``'s partition, each sorted largest first."""
-    block = free[:, r.lo : r.hi]
+    block = free[:3, r.lo : r.hi]
     if r.mask is not None:
         block = block[:, r.mask[r.lo : r.hi]]
     return tuple(np.sort(block, axis=1)[:, ::-1].tolist())
@@ -474,7 +476,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         # tried first and the free state only when it fails (to tell "no room" from "reservation")
         if late and key not in failed_extra:
             if lim is None:
-                lim = np.minimum(ctx.free, extra)
+                lim = model.cap(ctx.free, extra)
             a = fits(lim, r)
             if a is None:
                 if fits(ctx.free, r) is None:

@@ -39,7 +39,9 @@ class Multifactor:
         self.last_calc = None
         self.log_seen = 0
         self.key = [None] * ctx.n
-        self.total_cpus = max(1, ctx.sim.cluster.capacity()["cpus"])
+        self.total_cpus = max(1, ctx.sim.cluster.capacity()["cpus"] * ctx.cpu_unit)  # in the jobs' units
+        wc, wm, wg = self.billing
+        self.bill_weights = (wc / ctx.cpu_unit, wm, wg / ctx.gpu_unit)  # billing per whole CPU and GPU
         top = max(self.qos_priority.values(), default=0)
         self.qos_top = top if top > 0 else 1
         pairs = sorted(set(zip(ctx.account, ctx.user, strict=True)))
@@ -57,7 +59,7 @@ class Multifactor:
 
     def _bill(self, held) -> float:
         cpus, mem, gpus = held
-        wc, wm, wg = self.billing
+        wc, wm, wg = self.bill_weights
         return wc * cpus + wm * mem + wg * gpus
 
     def started(self, ctx, i: int) -> None:
