@@ -7,6 +7,8 @@ The number of examples comes from the hypothesis profile (``tests/profiles.py``)
 derandomized in ``make test``, thousands in ``make test-deep``.  Counterexamples found so far are
 kept below as ``@example``s (compact job tuples, see :func:`jobs_from`)."""
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from simulator import (
     Cluster,
     Conservative,
     Job,
+    Jobs,
     Multifactor,
     NodeGroup,
     Partition,
@@ -42,8 +45,14 @@ POOL = Pool(6)
 PARTITIONS = ("", "gpu", "cpu", "edge")
 
 
+#: per-node CPUs (millicores) and GPUs (milli-GPUs) of traces with shares: fractions and whole units
+SHARE_CPUS = (250, 500, 750, 1000, 1500, 2000, 3000, 4000)
+SHARE_GPUS = (0, 0, 100, 300, 460, 500, 700, 1000, 1500, 2000)
+
+
 @st.composite
-def traces(draw, max_nodes=3, kills=True, partitions=False):
+def traces(draw, max_nodes=3, kills=True, partitions=False, shares=False):
+    """Random jobs; with ``shares`` their CPUs and GPUs are in millis (see :func:`in_millis`), many fractional."""
     n = draw(st.integers(1, 25))
     jobs = []
     for k in range(n):
@@ -51,7 +60,7 @@ def traces(draw, max_nodes=3, kills=True, partitions=False):
         limit = draw(st.integers(max(1, run if not kills else 1), 60))
         peak = draw(st.integers(0, 8)) * GB
         mem = draw(st.integers(0, 8)) * GB if kills else max(peak, GB)
-        cpus = draw(st.integers(1, 4))
+        cpus = draw(st.sampled_from(SHARE_CPUS)) if shares else draw(st.integers(1, 4))
         # with kills: right-sized cores (a slower run), and a predicted estimate that becomes the
         # limit once outlived (estimates are then no upper bounds)
         sized = kills and draw(st.booleans())
@@ -59,8 +68,8 @@ def traces(draw, max_nodes=3, kills=True, partitions=False):
         estimate = float(draw(st.integers(1, limit))) if advised else float("nan")
         jobs.append(Job(
             id=k + 1, submit=float(draw(st.integers(0, 60))), run=float(run), nodes=draw(st.integers(1, max_nodes)),
-            cpus=cpus, mem=mem, gpus=draw(st.integers(0, 2)), limit=float(limit),
-            orig_cpus=cpus + draw(st.integers(0, 2)) if sized else -1,
+            cpus=cpus, mem=mem, gpus=draw(st.sampled_from(SHARE_GPUS) if shares else st.integers(0, 2)),
+            limit=float(limit), orig_cpus=cpus + draw(st.integers(0, 2)) * (500 if shares else 1) if sized else -1,
             stretch=draw(st.sampled_from([1.0, 1.5, 2.0])) if sized else 1.0,
             estimate=estimate, estimate_after=float(limit) if advised else float("nan"),
             mem_peak=peak, orig_mem=8 * GB, orig_limit=60.0, account=draw(st.sampled_from(["p", "q", "r"])),
@@ -69,6 +78,11 @@ def traces(draw, max_nodes=3, kills=True, partitions=False):
             partition=draw(st.sampled_from(PARTITIONS)) if partitions else "",
         ))
     return jobs
+
+
+def in_millis(jobs) -> Jobs:
+    """Jobs whose CPUs and GPUs are counted in millicores and milli-GPUs."""
+    return Jobs.from_records(jobs, cpu_unit=1000, gpu_unit=1000)
 
 
 def jobs_from(text: str) -> list:
@@ -313,3 +327,88 @@ def test_conservative_never_starts_a_job_after_its_first_reservation(jobs, clust
     starts = r.starts_by_id()
     for job_id, reserved in policy.reservations.items():
         assert starts[job_id] <= reserved
+
+
+class Checked(Simulator):
+    """A simulator whose node model checks the cluster's free state (the array it starts from, changed
+    in place) at every start and stop: nothing negative (no device holds more than a whole GPU),
+    nothing above capacity, and with GPU devices each node's GPU total the sum of its devices."""
+
+    def model(self, cpu_unit=1, gpu_unit=1):
+        model = super().model(cpu_unit, gpu_unit)
+        take, give, initial, cap = model.take, model.give, model.initial, model.capacity
+        live = []
+
+        def start():
+            live.append(initial())
+            return live[0]
+
+        def check(free):
+            if free is live[0]:
+                assert (free >= 0).all() and (free <= cap).all()
+                if model.devices:
+                    assert (free[2] == free[3:].sum(axis=0)).all()
+            return free
+
+        model.initial = start
+        model.take = lambda free, alloc: check(take(free, alloc))
+        model.give = lambda free, alloc: check(give(free, alloc))
+        return model
+
+
+def check_shared_nodes(r, caps):
+    """No node holds more CPUs, memory or GPUs (in whole units, fractions allowed) than it has."""
+    per_node = {}
+    for a in range(len(r.a_job)):
+        nodes = r.a_nodes[a]
+        for node in nodes:
+            per_node.setdefault(node, []).append((r.a_start[a], r.a_end[a], r.a_cpus[a] / len(nodes),
+                                                  r.a_mem[a] / len(nodes), r.a_gpus[a] / len(nodes)))
+    for node, rows in per_node.items():
+        rows = np.array(rows, dtype=np.float64)
+        for col, cap in zip((2, 3, 4), caps[node], strict=True):
+            _, level = step(rows[:, 0], rows[:, 1], rows[:, col])
+            assert level.max() <= cap + 1e-9
+
+
+@settings(max_examples=examples(60))
+@given(jobs=traces(shares=True), policy=st.sampled_from(sorted(POLICIES)), fit=st.sampled_from(["first", "best"]),
+       topology=st.sampled_from(["none", "prefer", "require"]))
+def test_shared_gpus_and_fractional_cpus_never_over_allocated(jobs, policy, fit, topology):
+    r = Checked(CLUSTER, POLICIES[policy](), fit=fit, topology=topology, restart_cost_s=2.0).run(in_millis(jobs))
+    check_shared_nodes(r, CAPS)
+    check_attempts(r)
+    assert set(r.state.tolist()) <= {"COMPLETED", "OUT_OF_MEMORY", "TIMEOUT", "REJECTED"}
+
+
+@settings(max_examples=examples(100))
+@given(jobs=traces(partitions=True, shares=True), cluster=st.sampled_from(["plain", "partitioned"]),
+       policy=st.sampled_from(sorted(EASY_FAMILY)), fit=st.sampled_from(["first", "best"]),
+       topology=st.sampled_from(["none", "prefer", "require"]))
+def test_incremental_easy_passes_equal_full_passes_with_shared_gpus(jobs, cluster, policy, fit, topology):
+    fast, full = incremental_and_full(policy)
+    target = CLUSTER if cluster == "plain" else PARTITIONED
+    kw = dict(fit=fit, topology=topology, restart_cost_s=2.0)
+    assert_same_schedule(Simulator(target, fast, **kw).run(in_millis(jobs)),
+                         Simulator(target, full, **kw).run(in_millis(jobs)))
+
+
+def scaled(jobs, unit):
+    """The same jobs with CPUs and GPUs counted in 1/``unit``."""
+    return [replace(j, cpus=j.cpus * unit, gpus=j.gpus * unit,
+                    orig_cpus=j.orig_cpus * unit if j.orig_cpus >= 0 else -1) for j in jobs]
+
+
+@settings(max_examples=examples(60))
+@given(jobs=traces(partitions=True), cluster=st.sampled_from(["plain", "partitioned", "pool"]),
+       policy=st.sampled_from(sorted(POLICIES)), fit=st.sampled_from(["first", "best"]))
+def test_whole_requests_counted_in_millis_replay_as_in_whole_units(jobs, cluster, policy, fit):
+    # GPU devices modelled one by one hold whole GPUs exactly as a count of GPUs does
+    target = {"plain": CLUSTER, "partitioned": PARTITIONED, "pool": POOL}[cluster]
+    if cluster == "pool":
+        jobs = pool_jobs(jobs)
+    kill = policy != "budget" or cluster != "pool"
+    whole = Simulator(target, POLICIES[policy](), fit=fit, kill_at_limit=kill).run(jobs)
+    millis = Simulator(target, POLICIES[policy](), fit=fit, kill_at_limit=kill).run(in_millis(scaled(jobs, 1000)))
+    assert_same_schedule(whole, millis)
+    assert np.allclose(whole.a_cpus, millis.a_cpus) and np.allclose(whole.a_gpus, millis.a_gpus)
