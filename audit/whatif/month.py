@@ -67,5 +67,5 @@ def build_month(table: pd.DataFrame, cluster: Cluster, predictions: dict | None 
                   mem_peak=c["mem_peak"], cpu_need=busy, gpu_need=gbusy, logged_start=c["logged_start"],
                   cpu_util=c["cpu_util"], gpu_util=c["gpu_util"], text=text,
                   pool=job_pools(cluster, c["partition"]) if isinstance(cluster, Cluster) else np.zeros(len(rows), int),
-                  predictions=preds)
+                  predictions=preds, cpu_unit=t.cpu_unit, gpu_unit=t.gpu_unit)
     return month, t.dropped

@@ -15,6 +15,7 @@ import numpy as np
 
 from simulator import EASY, GiveUp, Simulator, metrics
 from simulator.records import Cluster, Partition, Pool
+from simulator.result import whole_units
 from simulator.simulate import make_policy
 
 from .scenarios import Month, Scenario, requests_for, to_jobs
@@ -157,13 +158,16 @@ def _wait_summary(result) -> dict:
 
 
 def job_records(result, jobs) -> dict:
-    """Per job: the request replayed (totals), start, end, attempts, kills (by reason), state."""
+    """Per job: the request replayed (totals; CPUs and GPUs in whole units, fractions where the jobs
+    count millis), start, end, attempts, kills (by reason), state."""
     c = jobs.columns
     order = np.lexsort((c["id"], c["submit"]))
     nodes = c["nodes"][order]
     return {
-        "job_id": result.id, "req_cpus": c["cpus"][order] * nodes, "req_mem_bytes": c["mem"][order] * nodes,
-        "req_gpus": c["gpus"][order] * nodes, "time_limit_s": c["limit"][order], "submit_s": result.submit,
+        "job_id": result.id, "req_cpus": whole_units(c["cpus"][order] * nodes, jobs.cpu_unit),
+        "req_mem_bytes": c["mem"][order] * nodes,
+        "req_gpus": whole_units(c["gpus"][order] * nodes, jobs.gpu_unit), "time_limit_s": c["limit"][order],
+        "submit_s": result.submit,
         "start_s": result.start, "end_s": result.end, "attempts": result.attempts, "kills_oom": result.ooms,
         "kills_timeout": result.timeouts, "state": result.state,
     }

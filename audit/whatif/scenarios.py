@@ -5,7 +5,9 @@ worker builds its scenario from the shared month instead of receiving it).
 - ``rightsized@q``: each job's memory, cores, GPUs and time limit replaced by its out-of-sample
   prediction at level ``q``, never above what the user asked; a job without a prediction keeps its
   request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
-  whole ones; a job keeps at least one core per node, and a GPU job at least one GPU.  (Memory is
+  whole ones; a job keeps at least one core per node, and a GPU job at least one GPU (never more than
+  it asked: a 0.46 share of a GPU, or 0.25 of a core, stays so).  A month whose CPUs or GPUs are counted
+  in millis (``cpu_unit``/``gpu_unit``, see :mod:`.to_simulator`) is right-sized in the same units.  (Memory is
   asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB per node.)
 - ``oracle``: requests equal to actual use (peak memory to the MiB, busy cores and GPUs rounded up, the
   run time as limit): the bound nobody can reach.
@@ -81,6 +83,8 @@ class Month:
     text: dict  # user, account, partition, qos, gpu_type
     pool: np.ndarray
     predictions: dict = field(default_factory=dict)
+    cpu_unit: int = 1  # what one CPU and one GPU count in ``cpus``/``gpus`` (1000: millis, see to_simulator)
+    gpu_unit: int = 1
 
     def __len__(self) -> int:
         return len(self.id)
@@ -91,7 +95,8 @@ class Month:
                                                    "asked_limit", "estimate", "mem_peak", "cpu_need", "gpu_need", "logged_start",
                                                    "cpu_util", "gpu_util", "pool")}
         return Month(**cut, text={k: v[rows] for k, v in self.text.items()},
-                     predictions={lv: {t: a[rows] for t, a in p.items()} for lv, p in self.predictions.items()})
+                     predictions={lv: {t: a[rows] for t, a in p.items()} for lv, p in self.predictions.items()},
+                     cpu_unit=self.cpu_unit, gpu_unit=self.gpu_unit)
 
 
 @dataclass
@@ -107,8 +112,12 @@ class Requests:
     stretch: np.ndarray
 
 
-def _per_node(total: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    return -(-total // nodes)
+def per_node(total: np.ndarray, nodes: np.ndarray, unit: int = 1) -> np.ndarray:
+    """Per-node requests of job totals counted in ``unit``: a whole number of units is divided as whole
+    units (rounded up, as on whole counts); a fraction is divided in ``unit`` (rounded up)."""
+    if unit == 1:
+        return -(-total // nodes)
+    return np.where(total % unit == 0, -(-(total // unit) // nodes) * unit, -(-total // nodes))
 
 
 def _up(x: np.ndarray, unit: float) -> np.ndarray:
@@ -141,11 +150,12 @@ def sized_requests(m: Month, mem_pred, cpu_pred, gpu_pred, wall_pred, mode: str,
     nan = np.full(len(m), np.nan)
     per_node = nan if mem_pred is None else _up(mem_pred / m.nodes, mem_unit)
     mem = np.where(m.mem > 0, _sized(m.mem, per_node * m.nodes, mem_unit * m.nodes), m.mem)
-    cpus = _sized(m.cpus, nan if cpu_pred is None else np.ceil(cpu_pred - 1e-9), m.nodes)
-    gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9), np.minimum(m.gpus, 1))
+    cu, gu = m.cpu_unit, m.gpu_unit  # predictions are in cores and GPUs; requests in the month's units
+    cpus = _sized(m.cpus, nan if cpu_pred is None else np.ceil(cpu_pred - 1e-9) * cu, m.nodes * cu)
+    gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9) * gu, np.minimum(m.gpus, gu))
     wall = nan if wall_pred is None else np.maximum(_up(wall_pred, 60.0), 60.0)
     wall = np.where(np.isfinite(wall), np.minimum(wall, m.asked_limit), np.nan)
-    stretch = np.maximum(_stretch(m.cpu_need, cpus), _stretch(m.gpu_need, gpus))
+    stretch = np.maximum(_stretch(m.cpu_need * cu, cpus), _stretch(m.gpu_need * gu, gpus))
     has = np.isfinite(wall)
     if mode == "enforce":
         limit = np.where(has, wall, m.limit)
@@ -195,11 +205,12 @@ def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_
     peak = np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64)
     order = np.lexsort((m.id, sub))
     cols = dict(
-        id=m.id, submit=sub, run=m.run, nodes=n, cpus=_per_node(r.cpus, n), mem=r.mem // n,
-        gpus=_per_node(r.gpus, n), limit=r.limit, estimate=r.estimate, estimate_after=r.estimate_after,
+        id=m.id, submit=sub, run=m.run, nodes=n, cpus=per_node(r.cpus, n, m.cpu_unit), mem=r.mem // n,
+        gpus=per_node(r.gpus, n, m.gpu_unit), limit=r.limit, estimate=r.estimate, estimate_after=r.estimate_after,
         stretch=r.stretch, mem_peak=peak // n, orig_mem=m.mem // n, orig_limit=m.limit,
-        orig_cpus=_per_node(m.cpus, n), orig_gpus=_per_node(m.gpus, n), logged_start=m.logged_start,
+        orig_cpus=per_node(m.cpus, n, m.cpu_unit), orig_gpus=per_node(m.gpus, n, m.gpu_unit),
+        logged_start=m.logged_start,
         cpu_util=_scaled_util(m.cpu_util, m.cpus, r.cpus), gpu_util=_scaled_util(m.gpu_util, m.gpus, r.gpus),
         **m.text,
     )
-    return Jobs.from_arrays(**{k: np.asarray(v)[order] for k, v in cols.items()})
+    return Jobs.from_arrays(cpu_unit=m.cpu_unit, gpu_unit=m.gpu_unit, **{k: np.asarray(v)[order] for k, v in cols.items()})

@@ -135,15 +135,65 @@ def test_logged_overrun_keeps_its_estimate_and_is_not_killed_again():
     assert (j["estimate"][0], j["limit"][0], j["run"][0]) == (60.0, 90.0, 90.0)
 
 
-def test_fractional_requests_become_whole_units_for_the_simulator():
-    # issue 14: the table keeps 3.152 CPUs and 0.46 GPU; the simulator's nodes hold whole CPUs and GPUs, so the
-    # replay asks for 4 CPUs and 1 GPU; a 2-node job of 6.5 CPUs and 1.5 GPUs asks ceil(7 / 2) = 4 and ceil(2 / 2) = 1
+def pods(cpus, gpus, run=100, nodes=None):
+    """Alibaba-like pods (the canonical table keeps their exact shares), all submitted at T0."""
     t = pd.Timestamp("2024-01-01", tz="UTC")
-    tab = conform(pd.DataFrame({
-        "job_id": ["1", "2"], "job_id_raw": ["1", "2"], "submit_time": [t, t], "start_time": [t, t],
-        "elapsed_s": [10, 10], "req_nodes": [1, 2], "req_cpus": [3.152, 6.5], "req_gpus": [0.46, 1.5],
-        "req_mem_bytes": [GB, GB],
+    n = len(cpus)
+    return conform(pd.DataFrame({
+        "job_id": [str(k + 1) for k in range(n)], "job_id_raw": [str(k + 1) for k in range(n)], "user": "u",
+        "account": "a", "submit_time": [t] * n, "start_time": [t] * n, "elapsed_s": [run] * n,
+        "time_limit_s": 3600, "req_nodes": nodes or [1] * n, "req_cpus": cpus, "req_gpus": gpus,
+        "alloc_gpus": gpus, "req_mem_bytes": [GB] * n,
     }))
+
+
+def test_fractional_requests_are_counted_in_millis():
+    # issue 14: the table keeps 3.152 CPUs and 0.46 GPU; the replay asks 3152 millicores and 460 milli-GPUs.
+    # A 2-node job of 6.5 CPUs and 1.5 GPUs asks 6500 / 2 = 3250 millicores and 1500 / 2 = 750 milli-GPUs a node
+    tab = pods([3.152, 6.5], [0.46, 1.5], nodes=[1, 2])
     assert tab["req_cpus"].tolist() == [3.152, 6.5]
     j = to_jobs(tab).jobs
-    assert j["cpus"].tolist() == [4, 4] and j["gpus"].tolist() == [1, 1]
+    assert (j.cpu_unit, j.gpu_unit) == (1000, 1000)
+    assert j["cpus"].tolist() == [3152, 3250] and j["gpus"].tolist() == [460, 750]
+
+
+def test_alibaba_like_pods_give_the_exact_millis():
+    # 3152m CPU, 0.46 GPU; 88m CPU and no GPU; 2 CPUs and a whole GPU (whole units, now in millis)
+    j = to_jobs(pods([3.152, 0.088, 2.0], [0.46, 0.0, 1.0])).jobs
+    assert j["cpus"].tolist() == [3152, 88, 2000] and j["gpus"].tolist() == [460, 0, 1000]
+
+
+def test_whole_requests_stay_whole_units():
+    j = to_jobs(table()).jobs
+    assert (j.cpu_unit, j.gpu_unit) == (1, 1)
+    # fractional CPUs but whole GPUs: only CPUs go to millis
+    j = to_jobs(pods([0.5, 4.0], [0.0, 2.0])).jobs
+    assert (j.cpu_unit, j.gpu_unit) == (1000, 1) and j["cpus"].tolist() == [500, 4000] and j["gpus"].tolist() == [0, 2]
+
+
+def test_whole_totals_keep_whole_units_per_node_in_millis():
+    # 5 CPUs on 2 nodes stay ceil(5 / 2) = 3 CPUs a node, as on whole counts; 3 GPUs on 2 nodes 2 a node;
+    # the 0.5 CPU pod puts the table in millicores and the 0.25 GPU pod in milli-GPUs
+    j = to_jobs(pods([5.0, 0.5], [3.0, 0.25], nodes=[2, 1])).jobs
+    assert j["cpus"].tolist() == [3000, 500] and j["gpus"].tolist() == [2000, 250]
+
+
+def test_shared_gpu_pods_replay_packed_on_one_device():
+    # one node with one GPU: 0.46 + 0.46 share the device from 0; 0.5 waits until both end at 100
+    cluster = to_cluster({"node_groups": [{"name": "n", "count": 1, "cpus": 8, "mem_bytes": 32 * GB, "gpus": 1}]})
+    from simulator import EASY, Simulator, metrics
+
+    r = Simulator(cluster, EASY()).run(to_jobs(pods([0.75, 0.75, 0.75], [0.46, 0.46, 0.5])).jobs)
+    assert r.start.tolist() == [0.0, 0.0, 100.0]
+    m = metrics(r)
+    assert m["gpu_hours_held"] == pytest.approx(1.42 * 100 / 3600)
+    assert m["core_hours_held"] == pytest.approx(3 * 0.75 * 100 / 3600)
+
+
+def test_four_three_quarter_cpu_pods_share_a_three_cpu_node():
+    # 4 × 0.75 = 3 CPUs run at once; the fifth starts at 100 (rounded up to whole CPUs only 3 would fit)
+    cluster = to_cluster({"node_groups": [{"name": "n", "count": 1, "cpus": 3, "mem_bytes": 32 * GB}]})
+    from simulator import EASY, Simulator
+
+    r = Simulator(cluster, EASY()).run(to_jobs(pods([0.75] * 5, [0.0] * 5)).jobs)
+    assert r.start.tolist() == [0.0, 0.0, 0.0, 0.0, 100.0]

@@ -123,3 +123,44 @@ def test_gallop_finds_the_smallest_passing_value_near_its_guess():
     while (n := never.probe()) is not None:
         never.tell(n, False)
     assert never.answer is None
+
+
+def pods_table(cpus, gpus, run=100):
+    """Pods asking fractional CPUs and shares of a GPU, all submitted at T0 for ``run`` s."""
+    n = len(cpus)
+    return conform(pd.DataFrame({
+        "job_id": [str(k + 1) for k in range(n)], "job_id_raw": [str(k + 1) for k in range(n)], "user": "u",
+        "account": "a", "state": "COMPLETED", "gpu_type": "a100", "submit_time": [T0] * n, "start_time": [T0] * n, "elapsed_s": [run] * n,
+        "time_limit_s": 3600, "req_nodes": 1, "alloc_nodes": 1, "req_cpus": cpus, "alloc_cpus": cpus,
+        "req_gpus": gpus, "alloc_gpus": gpus, "req_mem_bytes": [GB] * n, "alloc_mem_bytes": [GB] * n,
+    }))
+
+
+GPU_NODE = Cluster(groups=(NodeGroup("g", 1, cpus=8, mem_bytes=32 * GB, gpus=1, gpu_type="a100"),))
+
+
+def test_a_month_of_gpu_shares_replays_and_reports_in_gpus():
+    # 0.46 and 0.46 share the one GPU on [0, 100); 0.5 runs on [100, 200): 1.42 GPU × 100 s held over a
+    # 200 s makespan on 1 GPU, occupancy 142 / 200; each pod holds 0.75 CPU
+    month, _ = build_month(pods_table([0.75] * 3, [0.46, 0.46, 0.5]), GPU_NODE)
+    assert (month.cpu_unit, month.gpu_unit) == (1000, 1000)
+    m = run(Replay(Scenario("actual")), Setting(month=month, cluster=GPU_NODE))
+    assert m["mean_wait_s"] == pytest.approx(100 / 3)
+    assert m["gpu_hours_held"] == pytest.approx(142 / 3600) and m["core_hours_held"] == pytest.approx(225 / 3600)
+    a100 = m["gpu_types"]["a100"]
+    assert a100["gpus"] == 1 and a100["gpu_hours_held"] == pytest.approx(142 / 3600)
+    assert a100["occupancy"] == pytest.approx(142 / 200) and m["occupancy_gpus"] == pytest.approx(142 / 200)
+    assert m["gpu_hours_by_account"] == {"a": pytest.approx(142 / 3600)}
+    jobs = run(Replay(Scenario("actual"), keep_jobs=True), Setting(month=month, cluster=GPU_NODE))["jobs"]
+    assert jobs["req_gpus"].tolist() == [0.46, 0.46, 0.5] and jobs["req_cpus"].tolist() == [0.75] * 3
+
+
+def test_right_sizing_a_month_in_millis_rounds_to_whole_cores_and_gpus_never_above_the_ask():
+    # job 1 asks 3.152 CPUs and 2 GPUs, predicted 1.2 cores and 0.3 GPU: 2 cores (2000 m) and 1 GPU (1000 m);
+    # job 2 asks 0.75 CPU and 0.46 GPU, predicted 0.3 and 0.2: whole ones are more than it asked, so it
+    # keeps 750 m and 460 m
+    t = pods_table([3.152, 0.75], [2.0, 0.46])
+    preds = {0.9: {"cpus": np.array([1.2, 0.3]), "gpus": np.array([0.3, 0.2])}}
+    month, _ = build_month(t, GPU_NODE, preds)
+    r = requests_for(month, Scenario("rightsized", 0.9))
+    assert r.cpus.tolist() == [2000, 750] and r.gpus.tolist() == [1000, 460]
