@@ -120,6 +120,12 @@ def per_node(total: np.ndarray, nodes: np.ndarray, unit: int = 1) -> np.ndarray:
     return np.where(total % unit == 0, -(-(total // unit) // nodes) * unit, -(-total // nodes))
 
 
+def gpus_per_node(total: np.ndarray, nodes: np.ndarray, unit: int = 1) -> np.ndarray:
+    """:func:`per_node` for GPUs: one GPU or more a node is whole GPUs (rounded up: 1.5 takes 2 devices)."""
+    g = per_node(total, nodes, unit)
+    return g if unit == 1 else np.where(g > unit, -(-g // unit) * unit, g)
+
+
 def _up(x: np.ndarray, unit: float) -> np.ndarray:
     return np.ceil(x / unit) * unit
 
@@ -206,9 +212,9 @@ def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_
     order = np.lexsort((m.id, sub))
     cols = dict(
         id=m.id, submit=sub, run=m.run, nodes=n, cpus=per_node(r.cpus, n, m.cpu_unit), mem=r.mem // n,
-        gpus=per_node(r.gpus, n, m.gpu_unit), limit=r.limit, estimate=r.estimate, estimate_after=r.estimate_after,
+        gpus=gpus_per_node(r.gpus, n, m.gpu_unit), limit=r.limit, estimate=r.estimate, estimate_after=r.estimate_after,
         stretch=r.stretch, mem_peak=peak // n, orig_mem=m.mem // n, orig_limit=m.limit,
-        orig_cpus=per_node(m.cpus, n, m.cpu_unit), orig_gpus=per_node(m.gpus, n, m.gpu_unit),
+        orig_cpus=per_node(m.cpus, n, m.cpu_unit), orig_gpus=gpus_per_node(m.gpus, n, m.gpu_unit),
         logged_start=m.logged_start,
         cpu_util=_scaled_util(m.cpu_util, m.cpus, r.cpus), gpu_util=_scaled_util(m.gpu_util, m.gpus, r.gpus),
         **m.text,

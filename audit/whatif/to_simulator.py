@@ -27,7 +27,7 @@ import pandas as pd
 from simulator.records import Cluster, Jobs, NodeGroup, Partition, Pool
 
 from ..cluster_shape import ClusterShape, load_cluster_shape
-from .scenarios import per_node
+from .scenarios import gpus_per_node, per_node
 
 
 @dataclass(slots=True)
@@ -159,7 +159,7 @@ def to_jobs(table: pd.DataFrame, *, procs: int | None = None) -> Converted:
     peak = np.nan_to_num(c.pop("mem_peak"), nan=0.0)
     c.pop("asked_limit")
     c.update(cpus=per_node(c["cpus"], nodes, t.cpu_unit), mem=c["mem"] // nodes,
-             gpus=per_node(c["gpus"], nodes, t.gpu_unit), mem_peak=(peak // nodes).astype(np.int64))
+             gpus=gpus_per_node(c["gpus"], nodes, t.gpu_unit), mem_peak=(peak // nodes).astype(np.int64))
     jobs = Jobs.from_arrays(cpu_unit=t.cpu_unit, gpu_unit=t.gpu_unit, **c)
     return Converted(jobs=jobs, dropped=t.dropped, origin=t.origin, rows=t.rows)
 

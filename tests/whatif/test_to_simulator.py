@@ -155,6 +155,8 @@ def test_fractional_requests_are_counted_in_millis():
     j = to_jobs(tab).jobs
     assert (j.cpu_unit, j.gpu_unit) == (1000, 1000)
     assert j["cpus"].tolist() == [3152, 3250] and j["gpus"].tolist() == [460, 750]
+    # a pod of 1.5 GPUs on one node takes two whole devices
+    assert to_jobs(pods([1.0], [1.5])).jobs["gpus"].tolist() == [2000]
 
 
 def test_alibaba_like_pods_give_the_exact_millis():
