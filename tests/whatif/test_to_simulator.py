@@ -1,6 +1,7 @@
 """The canonical-table → simulator converter and the cluster-shape reader."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -199,3 +200,26 @@ def test_four_three_quarter_cpu_pods_share_a_three_cpu_node():
 
     r = Simulator(cluster, EASY()).run(to_jobs(pods([0.75] * 5, [0.0] * 5)).jobs)
     assert r.start.tolist() == [0.0, 0.0, 0.0, 0.0, 100.0]
+
+
+ALIBABA = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "k8s" / "alibaba-gpu-2023"
+
+
+@pytest.mark.skipif(not (ALIBABA / "openb_pod_list_default.csv").exists(), reason="../shared/traces absent")
+def test_the_alibaba_pod_list_replays_holding_exactly_the_shares_it_asked():
+    # every pod with a run time fits the node list at once (no wait), so the replay holds each pod's exact
+    # share for its run: the GPU-hours and core-hours held are the table's request × elapsed summed
+    from audit.node_table import shape_dict
+    from audit.readers.alibaba import read_alibaba_nodes, read_alibaba_pods
+    from simulator import EASY, Simulator, metrics
+
+    pods = read_alibaba_pods(ALIBABA / "openb_pod_list_default.csv").jobs
+    nodes = read_alibaba_nodes(ALIBABA / "openb_node_list_all_node.csv").nodes
+    out = to_jobs(pods)
+    assert (out.jobs.cpu_unit, out.jobs.gpu_unit) == (1000, 1000)
+    m = metrics(Simulator(to_cluster(shape_dict(nodes)), EASY()).run(out.jobs))
+    ran = pods["elapsed_s"].notna()
+    hours = pods["elapsed_s"][ran].astype(float) / 3600
+    assert m["jobs_started"] == ran.sum() and m["mean_wait_s"] == 0.0
+    assert m["gpu_hours_held"] == pytest.approx(float((pods["req_gpus"][ran].astype(float) * hours).sum()), rel=1e-9)
+    assert m["core_hours_held"] == pytest.approx(float((pods["req_cpus"][ran].astype(float) * hours).sum()), rel=1e-9)
