@@ -234,7 +234,10 @@ class DeviceNodeModel(NodeModel):
         idx = ok.nonzero()[0]
         return idx + lo if lo else idx
 
-    def fits(self, free: np.ndarray, req: NodeRequest):
+    def fits(self, free: np.ndarray, req: NodeRequest, keep: np.ndarray | None = None):
+        """As :meth:`NodeModel.fits`; ``keep``: a free state whose idle devices a whole-GPU request
+        leaves alone where it can (EASY places its head at the shadow time on the devices busy now
+        first, so the devices idle now stay in the extra, as on a count of GPUs)."""
         cand = self._candidates(free, req)
         if len(cand) < req.nodes:
             return None
@@ -251,12 +254,16 @@ class DeviceNodeModel(NodeModel):
         if g:
             unit = self.unit
             dev = free[3:, idx]
+            idle = None if keep is None else keep[3:, idx] >= unit
             for col in range(len(idx)):
                 d = dev[:, col]
                 if g < unit:  # the fullest device that still holds the share
                     held[3 + int(np.argmin(np.where(d >= g, d, unit + 1))), col] = g
                 else:
-                    held[3 + np.flatnonzero(d >= unit)[: g // unit], col] = unit
+                    whole = np.flatnonzero(d >= unit)
+                    if idle is not None:  # devices idle in ``keep`` last
+                        whole = whole[np.argsort(idle[whole, col], kind="stable")]
+                    held[3 + whole[: g // unit], col] = unit
         return (idx, held, idx.tolist(), req.need_t)
 
     def count_fitting(self, free: np.ndarray, req: NodeRequest) -> int:

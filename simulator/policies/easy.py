@@ -268,7 +268,10 @@ def _generic_reservation(ctx, head: int, release_ties: bool) -> tuple:
         while release_ties and m < n and running[m][0] == e:
             f = give(f, alloc[running[m][2]])
             m += 1
-        return e, model.take(f, fits(f, r))
+        # with GPU devices the head takes the whole devices busy now first: those idle now stay in the
+        # extra for backfilling, as on a count of GPUs
+        head = model.fits(f, r, keep=ctx.free) if model.devices else fits(f, r)
+        return e, model.take(f, head)
     return math.inf, f
 
 
