@@ -58,7 +58,9 @@ class Budget:
         index = {p: k for k, p in enumerate(self.projects)}
         self.project = np.array([index[a] for a in ctx.account], dtype=np.int64)
         self.budgeted = np.array(ctx.min_runtime) != 0
-        self.gpus_held = np.array(ctx.gpus_req, dtype=np.float64) * np.array(ctx.nodes_req, dtype=np.float64)
+        # per node as the model holds it (with GPU devices one GPU or more is rounded up to whole devices)
+        gpus = [r.need_t[2] for r in ctx.req] if ctx.on_nodes else ctx.gpus_req
+        self.gpus_held = np.array(gpus, dtype=np.float64) * np.array(ctx.nodes_req, dtype=np.float64)
         #: running jobs that may ever be preempted (a declared minimum runtime)
         self.exposed: set = set()
         #: running budgeted jobs holding GPUs (the only running jobs that use budget)
