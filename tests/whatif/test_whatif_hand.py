@@ -123,3 +123,34 @@ def test_gallop_finds_the_smallest_passing_value_near_its_guess():
     while (n := never.probe()) is not None:
         never.tell(n, False)
     assert never.answer is None
+
+
+def test_a_search_told_the_full_pool_passes_never_replays_it():
+    # 96 nodes, started one below the top.  The answer is 96: 95 fails and, the full pool being known to
+    # pass, the search ends after one replay.  The answer 90: 95, 94, 92 pass, 88 fails, then 90 passes
+    # and 89 fails: six replays, none of them at 96.
+    from audit.whatif.capacity import PoolSearch, Target
+
+    for answer, replays in ((96, [95]), (90, [95, 94, 92, 88, 90, 89])):
+        s = PoolSearch(("x", 0), None, Target(1.0, 1.0, 0), 96, 50, near=95, full_passes=True)
+        tried = []
+        while (n := s.probe()) is not None:
+            tried.append(n)
+            s.bisection.tell(n, n >= answer)
+        assert (s.answer, tried) == (answer, replays)
+
+
+def test_right_sized_search_starts_between_actual_and_oracle():
+    # actual keeps 96 nodes at a busiest occupancy of 0.80, oracle 64 at 0.60; a scenario at 0.70 lies
+    # half way: it starts at 96 - 32 * 0.5 = 80; one busier than actual starts at actual's 96, one idler
+    # than oracle at oracle's 64; no oracle answer (or no spread), no start.
+    from audit.whatif.capacity import between_guess
+
+    per = {"actual": {0: {"occupancy_cpus": 0.8}}, "oracle": {0: {"occupancy_mem": 0.6}},
+           "half": {0: {"occupancy_gpus": 0.7}}, "busy": {0: {"occupancy_cpus": 0.9}},
+           "idle": {0: {"occupancy_cpus": 0.5}}}
+    answers = {"actual": {0: 96}, "oracle": {0: 64}}
+    assert [between_guess(0, k, answers, per, 96) for k in ("half", "busy", "idle")] == [80, 96, 64]
+    assert between_guess(0, "half", {"actual": {0: 96}, "oracle": {0: None}}, per, 96) is None
+    flat = {**per, "oracle": {0: {"occupancy_cpus": 0.8}}}
+    assert between_guess(0, "half", answers, flat, 96) is None
