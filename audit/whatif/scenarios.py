@@ -4,8 +4,8 @@ worker builds its scenario from the shared month instead of receiving it).
 - ``actual``: requests as made.
 - ``rightsized@q``: each job's memory, cores, GPUs and time limit replaced by its out-of-sample
   prediction at level ``q``, never above what the user asked (for a time limit: the limit the job
-  replays with under ``actual``, its logged run where the log shows it past the limit); a job without a
-  prediction keeps its request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
+  replays with under ``actual``, its logged run where the log shows it past the limit, and a prediction
+  reaching the limit asked is that limit); a job without a prediction keeps its request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
   whole ones; a job keeps at least one core per node, and a GPU job at least one GPU.  (Memory is
   asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB per node.)
 - ``oracle``: requests equal to actual use (peak memory to the MiB, busy cores and GPUs rounded up, the
@@ -146,8 +146,9 @@ def sized_requests(m: Month, mem_pred, cpu_pred, gpu_pred, wall_pred, mode: str,
     gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9), np.minimum(m.gpus, 1))
     wall = nan if wall_pred is None else np.maximum(_up(wall_pred, 60.0), 60.0)
     # never above the limit the job replays with under ``actual``: the user's, or for a run the log shows
-    # past it (the kill grace time) that run, so the grace is not charged to right-sizing as a kill
-    wall = np.where(np.isfinite(wall), np.minimum(wall, m.limit), np.nan)
+    # past it (the kill grace time) that run; a prediction reaching what was asked is that limit, so the
+    # grace is not charged to right-sizing as a kill
+    wall = np.where(np.isfinite(wall), np.where(wall >= m.asked_limit, m.limit, np.minimum(wall, m.limit)), np.nan)
     stretch = np.maximum(_stretch(m.cpu_need, cpus), _stretch(m.gpu_need, gpus))
     has = np.isfinite(wall)
     if mode == "enforce":

@@ -158,13 +158,15 @@ def test_right_sized_search_starts_between_actual_and_oracle():
 
 def test_a_run_logged_past_its_limit_is_not_killed_at_the_limit_it_outran():
     # Job 1 asks an hour and the log shows it ran 3,630 s (30 s of kill grace): under actual it replays with
-    # 3,630 s as its limit.  A prediction of two hours is capped there, not at the 3,600 s asked, so enforce
-    # gives it 3,630 s and the replay has no kill; a prediction of 3,000 s (whole minutes: 3,000) kills it at
-    # 3,000 s and re-runs it with its own 3,630 s: it ends at 3,000 + 3,630 = 6,630 s.
+    # 3,630 s as its limit.  A prediction of two hours, or of the hour asked (a predictor capped at the
+    # request), is that limit, not the 3,600 s asked, so enforce gives it 3,630 s and the replay has no kill;
+    # a prediction of 3,000 s (whole minutes: 3,000) kills it at 3,000 s and re-runs it with its own 3,630 s:
+    # it ends at 3,000 + 3,630 = 6,630 s.
     t = table([(1, 0, 3630, 1, 1, 1, 3630)])
-    for pred, kills, end in ((7200.0, 0, 3630.0), (3000.0, 1, 6630.0)):
+    for pred, limit, kills, end in ((7200.0, 3630.0, 0, 3630.0), (3600.0, 3630.0, 0, 3630.0),
+                                    (3000.0, 3000.0, 1, 6630.0)):
         month, _ = build_month(t, CLUSTER, {0.9: {"walltime": np.array([pred])}})
         r = requests_for(month, Scenario("rightsized", level=0.9))
-        assert r.limit.tolist() == [min(pred, 3630.0)]
+        assert r.limit.tolist() == [limit]
         res = run(Replay(Scenario("rightsized", level=0.9), keep_jobs=True), Setting(month=month, cluster=CLUSTER))
         assert res["jobs"]["kills_timeout"].tolist() == [kills] and res["jobs"]["end_s"].tolist() == [end]
