@@ -16,8 +16,16 @@ import numpy as np
 from simulator import SimResult, metrics
 from simulator.records import Cluster
 
-from .capacity import (Headroom, PoolSearch, Target, between_guess, occupancy_guess, pool_nodes, run_searches,
-                       scaled_counts)
+from .capacity import (
+    Headroom,
+    PoolSearch,
+    Target,
+    between_guess,
+    occupancy_guess,
+    pool_nodes,
+    run_searches,
+    scaled_counts,
+)
 from .replays import Replay, Setting, run, summarise
 from .scenarios import MODES, Scenario
 from .shaking import SHAKE_S, interval
