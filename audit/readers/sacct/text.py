@@ -16,11 +16,13 @@ import pyarrow.compute as pc
 from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import read_bytes
-from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from ...units import arrow_str, expand_index_ranges, parse_int, parse_timestamp, present
 from ..jobstats import reconcile_jobstats
+from .distinct import per_distinct
 from .fold import fold, step_usage
-from .lines import split_lines
+from .lines import split_lines, take_rows
 from .resources import resources
+from .shapes import parse_clock, parse_iso_utc, plain_numbers
 from .states import normalise_states
 
 _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het>\d+))?"
@@ -55,15 +57,17 @@ def _col(split, name) -> pa.Array | None:
 
 def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFrame:
     cols = split.columns
-    ids = pc.extract_regex(pc.utf8_trim_whitespace(cols["JobID"]), _JOBID)
+    job_id = pc.utf8_trim_whitespace(cols["JobID"])
+    ids = _job_ids(job_id)
     id_ok = np.asarray(pc.is_valid(ids), dtype=bool)
     step = _str_np(pc.struct_field(ids, "step"))
     is_step = id_ok & (step != "")
     is_job = id_ok & ~is_step
-    job_key = _str_np(pc.replace_substring_regex(pc.utf8_trim_whitespace(cols["JobID"]), r"\..*$", ""))
 
     jidx = np.flatnonzero(is_job)
     sidx = np.flatnonzero(is_step)
+    # the job id of every line, steps' without their ``.step``: needed only to find the steps' jobs
+    job_key = _str_np(pc.replace_substring_regex(job_id, r"\..*$", "")) if len(sidx) else None
 
     parsed, job_bad = _parse_job_fields(cols, jidx, timezone)
     usage_job, ujb = step_usage(cols, jidx)
@@ -133,13 +137,24 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     return conform(frame)
 
 
+def _job_ids(job_id: pa.Array) -> pa.StructArray:
+    """The parts of each JobID (``base``, array ``task`` or ``range``, ``het`` offset, ``step``), null where the
+    id is unreadable.  A column of plain job numbers (``sacct -X`` of jobs outside arrays) needs no regex."""
+    if isinstance(job_id, pa.ChunkedArray):
+        job_id = job_id.combine_chunks()
+    if plain_numbers(job_id):
+        none = pa.nulls(len(job_id), pa.string())
+        return pa.StructArray.from_arrays([job_id, none, none, none, none], names=["base", "task", "range", "het", "step"])
+    return pc.extract_regex(job_id, _JOBID)
+
+
 def _jobstats(cols, jidx) -> pd.DataFrame | None:
     """Decoded jobstats summaries of the allocation rows, or None when the dump has no AdminComment."""
     if "AdminComment" not in cols:
         return None
     from ..jobstats import decode_jobstats
 
-    text = pd.Series(cols["AdminComment"].take(pa.array(jidx, type=pa.int64())).to_pylist(), dtype="string")
+    text = pd.Series(take_rows(cols["AdminComment"], jidx).to_pylist(), dtype="string")
     return decode_jobstats(text).reset_index(drop=True)
 
 
@@ -186,11 +201,12 @@ def _parse_job_fields(cols, jidx, timezone):
         if col is None:
             parsed[key] = np.full(len(jidx), np.datetime64("NaT"), dtype="datetime64[s]")
             continue
-        parsed[key], b = parse_timestamp(col.take(jidx), timezone)
+        parsed[key], b = (parse_iso_utc(take_rows(col, jidx)) if timezone.upper() == "UTC"
+                          else parse_timestamp(take_rows(col, jidx), timezone))
         bad.append((name, b))
     for key, name, parser in (
-        ("elapsed", "Elapsed", parse_duration), ("elapsed_raw", "ElapsedRaw", parse_int),
-        ("limit", "Timelimit", parse_duration), ("limit_raw", "TimelimitRaw", parse_int),
+        ("elapsed", "Elapsed", parse_clock), ("elapsed_raw", "ElapsedRaw", parse_int),
+        ("limit", "Timelimit", parse_clock), ("limit_raw", "TimelimitRaw", parse_int),
         ("nnodes", "NNodes", parse_int), ("ncpus", "NCPUS", parse_int), ("reqcpus", "ReqCPUS", parse_int),
         ("reqnodes", "ReqNodes", parse_int),
     ):
@@ -198,19 +214,22 @@ def _parse_job_fields(cols, jidx, timezone):
         if col is None:
             parsed[key] = np.full(len(jidx), np.nan)
             continue
-        parsed[key], b = parser(col.take(jidx))
+        parsed[key], b = per_distinct(parser, take_rows(col, jidx))
         bad.append((name, b))
     if "ExitCode" in cols:
-        ex = pc.extract_regex(pc.utf8_trim_whitespace(cols["ExitCode"].take(jidx)), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
-        code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
-        sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
-        from ...units import present
-
-        bad.append(("ExitCode", present(cols["ExitCode"].take(jidx)) & np.isnan(code)))
-        parsed["exit"], parsed["signal"] = code, sig
+        parsed["exit"], parsed["signal"], b = per_distinct(_exit_codes, take_rows(cols["ExitCode"], jidx))
+        bad.append(("ExitCode", b))
     else:
         parsed["exit"] = parsed["signal"] = np.full(len(jidx), np.nan)
     return parsed, bad
+
+
+def _exit_codes(col) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ExitCode`` ``code:signal`` → the two numbers (NaN where unreadable) and the mask of unreadable entries."""
+    ex = pc.extract_regex(pc.utf8_trim_whitespace(col), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
+    code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
+    sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
+    return code, sig, present(col) & np.isnan(code)
 
 
 def _assign_parents(job_key, kj, srows, line_no) -> np.ndarray:
@@ -232,12 +251,12 @@ def _text(cols, name, idx) -> pd.Series:
     col = cols.get(name)
     if col is None:
         return pd.Series(pd.array([None] * len(idx), dtype="string"))
-    s = pd.Series(pc.utf8_trim_whitespace(col.take(idx)).to_pandas(types_mapper=pd.ArrowDtype)).astype("string")
+    s = pd.Series(pc.utf8_trim_whitespace(take_rows(col, idx)).to_pandas(types_mapper=pd.ArrowDtype)).astype("string")
     return s.where(s != "", None)
 
 
 def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster):
-    idk = ids.take(pa.array(kj))
+    idk = take_rows(ids, kj)
     base = _str_np(pc.struct_field(idk, "base"))
     task = _str_np(pc.struct_field(idk, "task"))
     rng = _str_np(pc.struct_field(idk, "range"))
