@@ -64,7 +64,7 @@ def _tres(tres: pa.Array, gres: pa.Array | None) -> dict:
     the bad masks of each; each distinct TRES string is read once."""
 
     def read(text: pa.Array, with_gpus: bool) -> dict:
-        named, unnamed = _named(text)
+        named, unnamed = _named(pc.utf8_trim_whitespace(text))
         out = {"unnamed": unnamed}
         out["cpu"], out["bad_cpu"] = parse_int(tres_value(named, "cpu"))
         out["node"], out["bad_node"] = parse_int(tres_value(named, "node"))
@@ -87,11 +87,14 @@ def resources(cols: dict, jidx: np.ndarray, parsed: dict):
     n = len(jidx)
     empty = pa.array([""] * n, type=pa.string())
 
-    def col(name):
-        return pc.utf8_trim_whitespace(take_rows(cols[name], jidx)) if name in cols else empty
+    def col(name, trim=True):  # TRES and ReqMem are trimmed by their parsers, on their distinct values
+        if name not in cols:
+            return empty
+        a = take_rows(cols[name], jidx)
+        return pc.utf8_trim_whitespace(a) if trim else a
 
-    req = _tres(col("ReqTRES"), col("ReqGRES") if "ReqGRES" in cols else None)
-    alloc = _tres(col("AllocTRES"), col("AllocGRES") if "AllocGRES" in cols else None)
+    req = _tres(col("ReqTRES", trim=False), col("ReqGRES") if "ReqGRES" in cols else None)
+    alloc = _tres(col("AllocTRES", trim=False), col("AllocGRES") if "AllocGRES" in cols else None)
     bad = [("ReqTRES", req["bad_cpu"]), ("ReqTRES", req["bad_node"]), ("AllocTRES", alloc["bad_cpu"]),
            ("AllocTRES", alloc["bad_node"]), ("ReqTRES", req["bad_mem"]), ("AllocTRES", alloc["bad_mem"])]
     vals = {"tres_req_cpus": req["cpu"], "tres_req_nodes": req["node"], "tres_alloc_cpus": alloc["cpu"],
@@ -104,7 +107,7 @@ def resources(cols: dict, jidx: np.ndarray, parsed: dict):
     req_cpus = _first(parsed["reqcpus"], vals["tres_req_cpus"], alloc_cpus)
     req_nodes = _first(parsed["reqnodes"], vals["tres_req_nodes"], alloc_nodes)
 
-    rm = per_distinct(parse_reqmem, col("ReqMem")) if "ReqMem" in cols else None
+    rm = per_distinct(parse_reqmem, col("ReqMem", trim=False)) if "ReqMem" in cols else None
     req_mem = req_mem_tres.copy()
     assumed_total = np.zeros(n, bool)
     legacy = np.zeros(n, bool)

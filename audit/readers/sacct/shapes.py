@@ -109,8 +109,13 @@ def parse_iso_utc(col) -> tuple[np.ndarray, np.ndarray]:
     got = _bytes_of(a)
     if got is None:
         return parse_timestamp(a, "UTC")
-    b = _Bytes(*got)
-    c = [b.from_start(k) for k in range(19)]
+    off, data = got
+    b = _Bytes(off, data)
+    if bool((b.length == 19).all()):  # every entry 19 bytes long: the bytes as a table, one row per entry
+        table = data[off[0]: off[-1]].reshape(len(a), 19)
+        c = [table[:, k] for k in range(19)]
+    else:
+        c = [b.from_start(k) for k in range(19)]
     shape = (b.length == 19) & (c[4] == _DASH) & (c[7] == _DASH) & (c[10] == _T) & (c[13] == _COLON) \
         & (c[16] == _COLON)
     for k in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18):

@@ -48,7 +48,8 @@ def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
 
         raise InputError(f"{name}: the header has no JobID field")
     jobs = _read_rows(split, name, cluster, timezone, ledger, quarantine)
-    return ReadResult(jobs, ledger, quarantine)
+    del split  # the fields as read, and every intermediate column, are freed before the table is conformed
+    return ReadResult(conform(jobs), ledger, quarantine)
 
 
 def _col(split, name) -> pa.Array | None:
@@ -116,8 +117,10 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     step_sel = ~step_bad_any
     step_keep = np.flatnonzero(step_sel)[~orphan]
     step_names = step[sidx[step_keep]]
+    all_jobs_kept = bool(keep_job.all())
     folded = fold(kj, parent[~orphan], step_names,
-                  usage_job[keep_job].reset_index(drop=True), usage_steps.iloc[step_keep].reset_index(drop=True))
+                  usage_job if all_jobs_kept else usage_job[keep_job].reset_index(drop=True),
+                  usage_steps.iloc[step_keep].reset_index(drop=True))
     step_states, _ = normalise_states(cols.get("State"), sidx[step_keep])
     oom = np.zeros(len(kj), bool)
     np.logical_or.at(oom, parent[~orphan], step_states == "OUT_OF_MEMORY")
@@ -134,7 +137,7 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
         frame = reconcile_jobstats(frame, js_kept)
     frame = _expand_array_ranges(frame)
     ledger.jobs_emitted = len(frame)
-    return conform(frame)
+    return frame
 
 
 def _job_ids(job_id: pa.Array) -> pa.StructArray:
@@ -251,8 +254,18 @@ def _text(cols, name, idx) -> pd.Series:
     col = cols.get(name)
     if col is None:
         return pd.Series(pd.array([None] * len(idx), dtype="string"))
-    s = pd.Series(pc.utf8_trim_whitespace(take_rows(col, idx)).to_pandas(types_mapper=pd.ArrowDtype)).astype("string")
-    return s.where(s != "", None)
+    a = pc.utf8_trim_whitespace(take_rows(col, idx))
+    return pd.Series(_strings(pc.if_else(pc.equal(a, ""), pa.scalar(None, pa.string()), a)))
+
+
+def _strings(a: pa.Array) -> pd.arrays.ArrowStringArray:
+    """A pyarrow string array as pandas' ``string`` column (no Python object per value)."""
+    return pd.arrays.ArrowStringArray(pc.cast(a, pa.large_string()))
+
+
+def _object_strings(values: np.ndarray) -> pd.arrays.ArrowStringArray:
+    """An object array of str as a ``string`` column, ``""`` as null."""
+    return _strings(pa.array(values, type=pa.string(), mask=values == ""))
 
 
 def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster):
@@ -261,9 +274,14 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
     task = _str_np(pc.struct_field(idk, "task"))
     rng = _str_np(pc.struct_field(idk, "range"))
     het = _str_np(pc.struct_field(idk, "het"))
-    kp = {k: v[keep_job] for k, v in parsed.items()}
-    resk = {k: v[keep_job] for k, v in res.items()}
-    st = states[keep_job]
+    every = bool(keep_job.all())  # an allocation-only dump: nothing to leave out
+
+    def kept(v):
+        return v if every else v[keep_job]
+
+    kp = {k: kept(v) for k, v in parsed.items()}
+    resk = {k: kept(v) for k, v in res.items()}
+    st = kept(states)
     st = np.where((st == "FAILED") & oom, "OUT_OF_MEMORY", st)
     job_id = _text(cols, "JobID", kj)
     raw = _text(cols, "JobIDRaw", kj)
@@ -286,7 +304,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "jobstats": folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool),
         "no_gpu_telemetry": (np.nan_to_num(resk["alloc_gpus"]) > 0)
         & ~(folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool)),
-        **{k: v[keep_job] for k, v in res_cav.items()},
+        **{k: kept(v) for k, v in res_cav.items()},
     })
     cluster_col = _text(cols, "Cluster", kj)
     if cluster:
@@ -299,8 +317,8 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "array_task_id": _int_or_null(task),
         "het_job_id": _int_or_null(np.where(het != "", base, "")),
         "het_job_offset": _int_or_null(het),
-        "source": "sacct",
-        "source_file": name,
+        "source": _strings(pa.repeat(pa.scalar("sacct", pa.string()), len(kj))),
+        "source_file": _strings(pa.repeat(pa.scalar(name, pa.string()), len(kj))),
         "source_line": split.line_no[kj],
         "user": _text(cols, "User", kj),
         "account": _text(cols, "Account", kj),
@@ -313,14 +331,14 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "end_time": _utc(end),
         "elapsed_s": _int(elapsed),
         "time_limit_s": _int(limit),
-        "state": pd.array(np.where(st == "", None, st), dtype="string"),
+        "state": _object_strings(st),
         "exit_code": _int(kp["exit"]),
         "signal": _int(kp["signal"]),
         "req_nodes": _int(resk["req_nodes"]),
         "req_cpus": _int(resk["req_cpus"]),
         "req_mem_bytes": _int(resk["req_mem_bytes"]),
         "req_gpus": _int(resk["req_gpus"]),
-        "gpu_type": pd.array(np.where(resk["gpu_type"] == "", None, resk["gpu_type"]), dtype="string"),
+        "gpu_type": _object_strings(resk["gpu_type"]),
         "alloc_nodes": _int(resk["alloc_nodes"]),
         "alloc_cpus": _int(alloc_cpus),
         "alloc_mem_bytes": _int(resk["alloc_mem_bytes"]),
@@ -333,7 +351,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "node_list": _text(cols, "NodeList", kj).replace({"None assigned": None}),
         "caveats": cav,
         "_range": rng,
-    })
+    }, copy=False)
     return frame
 
 
@@ -341,7 +359,9 @@ def _int(values) -> pd.arrays.IntegerArray:
     """Rounded values as Int64, NaN as null: built from the data and the mask, no Python object per value."""
     v = np.asarray(values, dtype="float64")
     mask = np.isnan(v)
-    return pd.arrays.IntegerArray(np.where(mask, 0.0, np.round(v)).astype(np.int64), mask)
+    r = np.round(v)
+    r[mask] = 0.0
+    return pd.arrays.IntegerArray(r.astype(np.int64), mask)
 
 
 def _float(values) -> pd.arrays.FloatingArray:
