@@ -25,7 +25,10 @@ def _bytes_of(a: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     if data_buf is None:
         return None
     off = np.frombuffer(off_buf, dtype=np.int32)[a.offset: a.offset + len(a) + 1].astype(np.int64)
-    return off, np.frombuffer(data_buf, dtype=np.uint8)
+    data = np.frombuffer(data_buf, dtype=np.uint8)
+    if len(data) == 0:  # every entry empty
+        return None
+    return off, data
 
 
 class _Bytes:
