@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 UTC_NS = "datetime64[ns, UTC]"
 
@@ -148,7 +149,14 @@ def caveats_from_masks(n: int, masks: dict) -> pd.Series:
             codes.append(code)
     if not codes:
         return pd.Series(pd.array([None] * n, dtype="string"))
-    patterns, inverse = np.unique(bits, return_inverse=True)
-    text = np.array([";".join(c for k, c in enumerate(codes) if p >> k & 1) or None for p in patterns.tolist()],
-                    dtype=object)
-    return pd.Series(pd.array(text[inverse], dtype="string"))
+    if len(codes) <= 20:  # few enough codes for a table indexed by pattern: no sort
+        seen = np.flatnonzero(np.bincount(bits, minlength=1))
+        lookup = np.zeros(1 << len(codes), dtype=np.int64)
+        lookup[seen] = np.arange(len(seen))
+        patterns, inverse = seen, lookup[bits]
+    else:
+        patterns, inverse = np.unique(bits, return_inverse=True)
+    text = [";".join(c for k, c in enumerate(codes) if p >> k & 1) or None for p in patterns.tolist()]
+    # each row's text by its pattern's position, as one pyarrow column (no Python object per row)
+    column = pa.DictionaryArray.from_arrays(pa.array(inverse, type=pa.int64()), pa.array(text, type=pa.large_string()))
+    return pd.Series(pd.arrays.ArrowStringArray(column.cast(pa.large_string())))

@@ -32,11 +32,17 @@ INF = math.inf
 @dataclass(slots=True, frozen=True)
 class GiveUp:
     """Stop a run as soon as more than ``jobs`` jobs are known to wait longer than ``wait_s`` (a job
-    still queued ``wait_s`` after its submission; rejected jobs do not count): a capacity search
-    needs no more of a run that has already missed its wait target."""
+    still queued ``wait_s`` after its submission; rejected jobs do not count), or as soon as its mean
+    bounded slowdown (``tau_s``, over completed jobs) is sure to exceed ``slowdown``: a capacity search
+    needs no more of a run that has already missed its target.
+
+    The slowdown bound: of the n jobs at most n complete, each with a bounded slowdown of at least 1, so
+    the mean is at least 1 + (the excess over 1 of the jobs completed so far) / n."""
 
     wait_s: float
     jobs: int
+    slowdown: float = math.inf
+    tau_s: float = 10.0
 
 
 class Simulator:
@@ -192,6 +198,10 @@ class Context:
         self.stop_hooks = [h for h in (getattr(o, "stopped", None) for o in owners) if h is not None]
         self.log = AttemptLog(keep_allocs=model.kind != "pool")
         self.gave_up = False
+        give_up = sim.give_up
+        #: the run gives up once the completed jobs' bounded slowdowns exceed 1 by more than this in sum
+        self.excess_allowed = INF if give_up is None else (give_up.slowdown - 1.0) * max(1, n)
+        self.excess = 0.0
 
     def first_time(self) -> float:
         return self.submit[0] if self.n else 0.0
@@ -252,6 +262,9 @@ class Context:
                 _, seq, i = heappop(ends)
                 if token[i] == seq:
                     finish(i, t)
+            if self.excess > self.excess_allowed:
+                self.gave_up = True
+                break
             while revise and revise[0][0] <= t:
                 _, seq, i = heappop(revise)
                 if token[i] == seq:
@@ -412,6 +425,9 @@ class Context:
         if outcome == COMPLETED:
             self.final_end[i] = t
             self.state[i] = COMPLETED
+            if self.excess_allowed < INF:
+                tau = self.sim.give_up.tau_s
+                self.excess += max(0.0, (t - self.submit[i]) / max(self.run_s[i], tau) - 1.0)
             return
         self.final_end[i] = t
         self.state[i] = outcome

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from simulator.records import Cluster, Pool
 
-from .replays import Replay, pool_cluster
+from .replays import EPS, Replay, pool_cluster
 from .search import Bisection, Gallop
-
-EPS = 1e-9  # float noise allowed when comparing a replay's service with its target
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,8 @@ def pool_nodes(cluster, pool: int | None) -> int:
 class PoolSearch:
     """The smallest node count of one pool on which ``base`` (a replay of the full pool) keeps ``target``:
     by bisection from a first ``guess`` (the full pool known to pass), or, given ``near`` (an answer
-    known to be close), outward from it (:class:`.search.Gallop`; the full pool then is not assumed)."""
+    known to be close), outward from it (:class:`.search.Gallop`; the full pool is then not assumed to pass
+    unless ``full_passes``: its replay is known to)."""
 
     key: tuple
     base: Replay
@@ -72,6 +71,7 @@ class PoolSearch:
     nodes: int
     guess: int
     near: int | None = None
+    full_passes: bool = False
     bisection: object = field(init=False)
     results: dict = field(default_factory=dict)
 
@@ -79,6 +79,8 @@ class PoolSearch:
         self._first = None
         if self.near is not None:
             self.bisection = Gallop(1, self.nodes, min(max(1, self.near), self.nodes))
+            if self.full_passes and self.near < self.nodes:
+                self.bisection.tell(self.nodes, True)
             return
         self.bisection = Bisection(1, self.nodes)
         if 1 <= self.guess < self.nodes:
@@ -105,8 +107,26 @@ class PoolSearch:
 
 def occupancy_guess(nodes: int, m: dict) -> int:
     """A first probe: the node count the pool's busiest resource needs at its full-size occupancy."""
-    busy = max(m.get("occupancy_cpus", 0.0), m.get("occupancy_mem", 0.0), m.get("occupancy_gpus", 0.0))
-    return max(1, int(nodes * busy))
+    return max(1, int(nodes * busiest(m)))
+
+
+def busiest(m: dict) -> float:
+    """The occupancy of a replay's busiest resource (CPUs, memory or GPUs)."""
+    return max(m.get("occupancy_cpus", 0.0), m.get("occupancy_mem", 0.0), m.get("occupancy_gpus", 0.0))
+
+
+def between_guess(pool, name: str, answers: dict, per_pool: dict, nodes: int) -> int | None:
+    """Where to start a scenario's search on ``pool``: between ``actual``'s and ``oracle``'s answers, as far
+    from ``actual``'s as its full-size busiest occupancy lies between theirs (``None`` when either answer or
+    the spread is missing: the search then bisects)."""
+    a, o = answers.get("actual", {}).get(pool), answers.get("oracle", {}).get(pool)
+    if a is None or o is None:
+        return None
+    occ_a, occ_o, occ_s = (busiest(per_pool[k][pool]) for k in ("actual", "oracle", name))
+    if occ_a <= occ_o:
+        return None
+    share = min(1.0, max(0.0, (occ_a - occ_s) / (occ_a - occ_o)))
+    return int(min(nodes, max(1, round(a - (a - o) * share))))
 
 
 def run_searches(searches: list, cluster: Cluster, replay_all) -> None:

@@ -3,8 +3,9 @@ worker builds its scenario from the shared month instead of receiving it).
 
 - ``actual``: requests as made.
 - ``rightsized@q``: each job's memory, cores, GPUs and time limit replaced by its out-of-sample
-  prediction at level ``q``, never above what the user asked; a job without a prediction keeps its
-  request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
+  prediction at level ``q``, never above what the user asked (for a time limit: the limit the job
+  replays with under ``actual``, its logged run where the log shows it past the limit, and a prediction
+  reaching the limit asked is that limit); a job without a prediction keeps its request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
   whole ones; a job keeps at least one core per node, and a GPU job at least one GPU (never more than
   it asked: a 0.46 share of a GPU, or 0.25 of a core, stays so).  A month whose CPUs or GPUs are counted
   in millis (``cpu_unit``/``gpu_unit``, see :mod:`.to_simulator`) is right-sized in the same units.  (Memory is
@@ -160,7 +161,10 @@ def sized_requests(m: Month, mem_pred, cpu_pred, gpu_pred, wall_pred, mode: str,
     cpus = _sized(m.cpus, nan if cpu_pred is None else np.ceil(cpu_pred - 1e-9) * cu, m.nodes * cu)
     gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9) * gu, np.minimum(m.gpus, gu))
     wall = nan if wall_pred is None else np.maximum(_up(wall_pred, 60.0), 60.0)
-    wall = np.where(np.isfinite(wall), np.minimum(wall, m.asked_limit), np.nan)
+    # never above the limit the job replays with under ``actual``: the user's, or for a run the log shows
+    # past it (the kill grace time) that run; a prediction reaching what was asked is that limit, so the
+    # grace is not charged to right-sizing as a kill
+    wall = np.where(np.isfinite(wall), np.where(wall >= m.asked_limit, m.limit, np.minimum(wall, m.limit)), np.nan)
     stretch = np.maximum(_stretch(m.cpu_need * cu, cpus), _stretch(m.gpu_need * gu, gpus))
     has = np.isfinite(wall)
     if mode == "enforce":

@@ -100,9 +100,9 @@ class Gallop(_Search):
             self.lo = value if self.lo is None else max(self.lo, value)
             if value >= self.ceil:
                 self.failed = True
-        self.next = None
-        if not galloping:
+        if not galloping:  # known from elsewhere (the full pool's own replay): the gallop goes on
             return
+        self.next = None
         if passed and self.lo is None and value > self.floor:  # still passing: go down
             self.next = max(self.floor, value - self.step)
         elif not passed and self.hi is None and value < self.ceil:  # still failing: go up

@@ -16,7 +16,16 @@ import numpy as np
 from simulator import SimResult, metrics
 from simulator.records import Cluster
 
-from .capacity import Headroom, PoolSearch, Target, occupancy_guess, pool_nodes, run_searches, scaled_counts
+from .capacity import (
+    Headroom,
+    PoolSearch,
+    Target,
+    between_guess,
+    occupancy_guess,
+    pool_nodes,
+    run_searches,
+    scaled_counts,
+)
 from .replays import Replay, Setting, run, summarise
 from .scenarios import MODES, Scenario
 from .shaking import SHAKE_S, interval
@@ -133,21 +142,44 @@ def _pool_metrics(result) -> dict:
 def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options,
                     *, shake=None, targets=None, probes: dict | None = None) -> dict:
     """Per scenario: ``{pool: smallest passing node count or None}``; ``probes`` (when given) is filled with
-    every replay of the search, ``{scenario: {pool: {nodes: metrics}}}``, the full pool included."""
+    every replay of the search, ``{scenario: {pool: {nodes: metrics}}}``, the full pool included.
+
+    ``actual`` (outward from one node below the full pool) and ``oracle`` (by bisection from the occupancy
+    guess) are searched first; every other
+    scenario then outward from where its full-size occupancy puts it between those two answers
+    (:func:`.capacity.between_guess`).  Under a monotone service the answers are those of plain bisection;
+    the warm start only saves probes."""
     targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
-    searches, answers = [], {}
-    for s in scns:
-        answers[s.name] = {}
+    answers: dict = {s.name: {} for s in scns}
+    searches: list = []
+
+    def open_search(s, p, near=None):
+        n = pool_nodes(setting.cluster, p)
+        m = per_pool[s.name][p]
+        if not targets[p].met(m):
+            answers[s.name][p] = None  # it misses today's service even on the full pool
+            return
+        base = Replay(s, pool=p, shake=shake, policy=options.policy)
+        searches.append(PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m), near=near,
+                                   full_passes=True))
+
+    bounds = [s for s in scns if s.kind in ("actual", "oracle")]
+    for s in bounds:
         for p in pools:
             n = pool_nodes(setting.cluster, p)
-            m = per_pool[s.name][p]
-            if not targets[p].met(m):
-                answers[s.name][p] = None  # it misses today's service even on the full pool
-                continue
-            base = Replay(s, pool=p, shake=shake, policy=options.policy)
-            searches.append(PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m)))
+            # today's requests keep today's service on the full pool by definition: look just below it
+            open_search(s, p, near=n - 1 if s.kind == "actual" and n > 1 else None)
     run_searches(searches, setting.cluster, replay)
     for srch in searches:
+        answers[srch.key[0]][srch.key[1]] = srch.answer
+    first = len(searches)
+    for s in scns:
+        if s in bounds:
+            continue
+        for p in pools:
+            open_search(s, p, near=between_guess(p, s.name, answers, per_pool, pool_nodes(setting.cluster, p)))
+    run_searches(searches[first:], setting.cluster, replay)
+    for srch in searches[first:]:
         answers[srch.key[0]][srch.key[1]] = srch.answer
     if probes is not None:
         for s in scns:

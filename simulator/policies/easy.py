@@ -374,6 +374,15 @@ def _may_fit(r, bound) -> bool:
     return c <= bc[k] and m <= bm[k] and g <= bg[k]
 
 
+def _refuse(failed: set, least_failed: dict, key, r) -> None:
+    """Note that request ``r`` (shape ``key``) fits nowhere for the rest of the pass."""
+    failed.add(key)
+    nc, nm, ng = r.need_t
+    k = (r.part, r.nodes, nc, ng)
+    if nm < least_failed.get(k, nm + 1):
+        least_failed[k] = nm
+
+
 def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=None, order=None) -> tuple:
     """The rule on nodes, with shortcuts that never change the outcome.  Within a pass free resources
     and the extra only shrink, so a request shape that failed once is not tried again.  Across passes
@@ -387,6 +396,9 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
     now = ctx.now
     notes = ctx.pass_notes
     failed = set()  # request shapes that fit nowhere (free resources only shrink within a pass)
+    # … and the least memory per node that fit nowhere, by (partition, nodes, CPUs, GPUs): a shape asking
+    # as much of every resource fits nowhere either (right-sized requests make most shapes unique)
+    least_failed: dict = {}
     failed_extra = set()  # … that do not fit within the extra
     fit_free: set = set()  # … that fit the free state as it is since the last start
     lim = None  # the smaller of the free state and the extra, since the last start
@@ -442,7 +454,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                     if bound is None:
                         bound = bounds[r.part] = _sorted_free(ctx.free, r)
                     if not _may_fit(r, bound):
-                        failed.add(key)
+                        _refuse(failed, least_failed, key, r)
                         continue  # still marked
                 elif r.nodes == 1:
                     fit = on_rows.get(key)  # requests share shapes: one look per shape and pass
@@ -470,6 +482,11 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             if bound is None:
                 bound = bounds[r.part] = _sorted_free(ctx.free, r)
             if not _may_fit(r, bound):
+                _refuse(failed, least_failed, key, r)
+        if key not in failed and least_failed:
+            nc, nm, ng = r.need_t
+            most = least_failed.get((r.part, r.nodes, nc, ng))
+            if most is not None and nm >= most:
                 failed.add(key)
         if key in failed:
             if memo is not None:
@@ -483,7 +500,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             a = fits(lim, r)
             if a is None:
                 if fits(ctx.free, r) is None:
-                    failed.add(key)
+                    _refuse(failed, least_failed, key, r)
                     if memo is not None:
                         marks.add(i)
                     continue
@@ -500,7 +517,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         else:
             a = fits(ctx.free, r)
             if a is None:
-                failed.add(key)
+                _refuse(failed, least_failed, key, r)
                 if memo is not None:
                     marks.add(i)
                 continue

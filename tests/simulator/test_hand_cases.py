@@ -418,6 +418,20 @@ def test_give_up_once_the_wait_target_is_missed():
     assert not Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=3)).run(jobs).gave_up
 
 
+def test_give_up_once_the_mean_bounded_slowdown_is_out_of_reach():
+    # The same five jobs end at 10, 20, 30, 40, 50: bounded slowdowns 1, 2, 3, 4, 5, mean 3.  Against a
+    # target of 2 the five may exceed 1 by 5 in all: the excess is 0, 1, 3, 6 as jobs 1-4 end, so the run
+    # stops at 40 with job 5 never started.  Against a target of 3 the excess ends at 10 = (3 - 1) * 5:
+    # the mean is exactly on target and the run goes to its end.
+    from simulator import GiveUp
+
+    jobs = [Job(i, 0, 10) for i in range(1, 6)]
+    cut = Simulator(Pool(1), give_up=GiveUp(wait_s=1e9, jobs=5, slowdown=2.0)).run(jobs)
+    assert cut.gave_up and cut.end[:4].tolist() == [10.0, 20.0, 30.0, 40.0] and cut.state[4] == "PENDING"
+    whole = Simulator(Pool(1), give_up=GiveUp(wait_s=1e9, jobs=5, slowdown=3.0)).run(jobs)
+    assert not whole.gave_up and (whole.state == "COMPLETED").all()
+
+
 def test_easy_backfills_shortest_first_under_sjf():
     # Pool of 4.  A (2 CPUs, 10 s) runs; B (4 CPUs) is the head at 1: shadow 10, extra 0, 2 free.
     # At 2, C (2 CPUs, 8 s: ends by 10) and D (1 CPU, 3 s) arrive.  In queue order C takes both free

@@ -164,3 +164,50 @@ def test_right_sizing_a_month_in_millis_rounds_to_whole_cores_and_gpus_never_abo
     month, _ = build_month(t, GPU_NODE, preds)
     r = requests_for(month, Scenario("rightsized", 0.9))
     assert r.cpus.tolist() == [2000, 750] and r.gpus.tolist() == [1000, 460]
+
+
+def test_a_search_told_the_full_pool_passes_never_replays_it():
+    # 96 nodes, started one below the top.  The answer is 96: 95 fails and, the full pool being known to
+    # pass, the search ends after one replay.  The answer 90: 95, 94, 92 pass, 88 fails, then 90 passes
+    # and 89 fails: six replays, none of them at 96.
+    from audit.whatif.capacity import PoolSearch, Target
+
+    for answer, replays in ((96, [95]), (90, [95, 94, 92, 88, 90, 89])):
+        s = PoolSearch(("x", 0), None, Target(1.0, 1.0, 0), 96, 50, near=95, full_passes=True)
+        tried = []
+        while (n := s.probe()) is not None:
+            tried.append(n)
+            s.bisection.tell(n, n >= answer)
+        assert (s.answer, tried) == (answer, replays)
+
+
+def test_right_sized_search_starts_between_actual_and_oracle():
+    # actual keeps 96 nodes at a busiest occupancy of 0.80, oracle 64 at 0.60; a scenario at 0.70 lies
+    # half way: it starts at 96 - 32 * 0.5 = 80; one busier than actual starts at actual's 96, one idler
+    # than oracle at oracle's 64; no oracle answer (or no spread), no start.
+    from audit.whatif.capacity import between_guess
+
+    per = {"actual": {0: {"occupancy_cpus": 0.8}}, "oracle": {0: {"occupancy_mem": 0.6}},
+           "half": {0: {"occupancy_gpus": 0.7}}, "busy": {0: {"occupancy_cpus": 0.9}},
+           "idle": {0: {"occupancy_cpus": 0.5}}}
+    answers = {"actual": {0: 96}, "oracle": {0: 64}}
+    assert [between_guess(0, k, answers, per, 96) for k in ("half", "busy", "idle")] == [80, 96, 64]
+    assert between_guess(0, "half", {"actual": {0: 96}, "oracle": {0: None}}, per, 96) is None
+    flat = {**per, "oracle": {0: {"occupancy_cpus": 0.8}}}
+    assert between_guess(0, "half", answers, flat, 96) is None
+
+
+def test_a_run_logged_past_its_limit_is_not_killed_at_the_limit_it_outran():
+    # Job 1 asks an hour and the log shows it ran 3,630 s (30 s of kill grace): under actual it replays with
+    # 3,630 s as its limit.  A prediction of two hours, or of the hour asked (a predictor capped at the
+    # request), is that limit, not the 3,600 s asked, so enforce gives it 3,630 s and the replay has no kill;
+    # a prediction of 3,000 s (whole minutes: 3,000) kills it at 3,000 s and re-runs it with its own 3,630 s:
+    # it ends at 3,000 + 3,630 = 6,630 s.
+    t = table([(1, 0, 3630, 1, 1, 1, 3630)])
+    for pred, limit, kills, end in ((7200.0, 3630.0, 0, 3630.0), (3600.0, 3630.0, 0, 3630.0),
+                                    (3000.0, 3000.0, 1, 6630.0)):
+        month, _ = build_month(t, CLUSTER, {0.9: {"walltime": np.array([pred])}})
+        r = requests_for(month, Scenario("rightsized", level=0.9))
+        assert r.limit.tolist() == [limit]
+        res = run(Replay(Scenario("rightsized", level=0.9), keep_jobs=True), Setting(month=month, cluster=CLUSTER))
+        assert res["jobs"]["kills_timeout"].tolist() == [kills] and res["jobs"]["end_s"].tolist() == [end]

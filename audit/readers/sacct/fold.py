@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ...units import parse_duration, parse_int, parse_size, tres_value
+from .distinct import per_distinct
+from .lines import take_rows
 
 
 def step_usage(cols: dict, idx: np.ndarray) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
@@ -31,7 +33,7 @@ def step_usage(cols: dict, idx: np.ndarray) -> tuple[pd.DataFrame, dict[str, np.
     out = pd.DataFrame(index=np.arange(n))
 
     def take(name):
-        return cols[name].take(idx) if name in cols else None
+        return take_rows(cols[name], idx) if name in cols else None
 
     for name, parser, key in (
         ("TotalCPU", lambda a: parse_duration(a), "cpu_s"),
@@ -44,7 +46,7 @@ def step_usage(cols: dict, idx: np.ndarray) -> tuple[pd.DataFrame, dict[str, np.
         if col is None:
             out[key] = np.nan
             continue
-        val, b = parser(col)
+        val, b = per_distinct(parser, col)
         out[key] = val
         bad[name] = b
     tot = take("TRESUsageInTot")

@@ -129,8 +129,14 @@ def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> 
         return None
     if invalid:
         return None
+    # one contiguous array per field (each field's chunks freed as it is joined): later kernels and takes
+    # then work on plain arrays, and the fields of the CSV table are not kept twice
+    n_rows = table.num_rows
     tokens = table.columns
-    line_no = np.arange(1, table.num_rows + 1)
+    del table
+    for k in range(len(tokens)):
+        tokens[k] = tokens[k].combine_chunks()
+    line_no = np.arange(1, n_rows + 1)
     if layout.header:
         tokens = [t.slice(1) for t in tokens]
         line_no = line_no[1:]
@@ -147,6 +153,15 @@ def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> 
     for k, name in enumerate(layout.names):
         columns.setdefault(name, tokens[k])
     return SplitLines(columns, line_no, layout.names, layout.delimiter, tokens=tokens)
+
+
+def take_rows(col, idx):
+    """Rows ``idx`` (increasing positions) of a column; the column itself when they are all of its rows, as for a
+    dump of allocation lines only, where every line is a job (no copy)."""
+    n = len(col)
+    if len(idx) == n and (n == 0 or (int(idx[0]) == 0 and int(idx[-1]) == n - 1 and bool((np.diff(idx) > 0).all()))):
+        return col
+    return col.take(pa.array(idx, type=pa.int64()) if isinstance(idx, np.ndarray) else idx)
 
 
 def arrow_lines(raw: bytes) -> pa.Array:

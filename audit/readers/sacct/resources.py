@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...units import parse_int, parse_reqmem, parse_size, tres_value
+from .distinct import per_distinct
+from .lines import take_rows
 
 #: TRES ids fixed by Slurm (sacctmgr show tres); ids from 1001 on are site-specific
 RAW_TRES_IDS = {1: "cpu", 2: "mem", 3: "energy", 4: "node", 5: "billing", 6: "fs/disk", 7: "vmem", 8: "pages"}
@@ -57,33 +59,55 @@ def _gpus(tres: pa.Array, gres: pa.Array | None) -> tuple[np.ndarray, np.ndarray
     return count, types, bad
 
 
+def _tres(tres: pa.Array, gres: pa.Array | None) -> dict:
+    """CPUs, nodes, memory and GPUs of one TRES column (with its legacy GRES column, when the dump has one), and
+    the bad masks of each; each distinct TRES string is read once."""
+
+    def read(text: pa.Array, with_gpus: bool) -> dict:
+        named, unnamed = _named(pc.utf8_trim_whitespace(text))
+        out = {"unnamed": unnamed}
+        out["cpu"], out["bad_cpu"] = parse_int(tres_value(named, "cpu"))
+        out["node"], out["bad_node"] = parse_int(tres_value(named, "node"))
+        out["mem"], out["bad_mem"] = parse_size(tres_value(named, "mem"), "M")
+        if with_gpus:
+            out["gpus"], out["gpu_type"], out["bad_gpus"] = _gpus(named, None)
+        else:
+            out["named"] = named
+        return out
+
+    if gres is None:
+        return per_distinct(lambda t: read(t, True), tres)
+    out = per_distinct(lambda t: read(t, False), tres)
+    out["gpus"], out["gpu_type"], out["bad_gpus"] = _gpus(out.pop("named"), gres)
+    return out
+
+
 def resources(cols: dict, jidx: np.ndarray, parsed: dict):
     """Resource columns for allocation rows ``jidx``; returns (values, bad masks, caveat masks)."""
     n = len(jidx)
-    take = pa.array(jidx, type=pa.int64())
     empty = pa.array([""] * n, type=pa.string())
 
-    def col(name):
-        return pc.utf8_trim_whitespace(cols[name].take(take)) if name in cols else empty
+    def col(name, trim=True):  # TRES and ReqMem are trimmed by their parsers, on their distinct values
+        if name not in cols:
+            return empty
+        a = take_rows(cols[name], jidx)
+        return pc.utf8_trim_whitespace(a) if trim else a
 
-    req_tres, req_unnamed = _named(col("ReqTRES"))
-    alloc_tres, alloc_unnamed = _named(col("AllocTRES"))
-    bad = []
-    vals = {}
-    for key, tres, tkey in (("tres_req_cpus", req_tres, "cpu"), ("tres_req_nodes", req_tres, "node"),
-                            ("tres_alloc_cpus", alloc_tres, "cpu"), ("tres_alloc_nodes", alloc_tres, "node")):
-        vals[key], b = parse_int(tres_value(tres, tkey))
-        bad.append(("ReqTRES" if "req" in key else "AllocTRES", b))
-    req_mem_tres, b1 = parse_size(tres_value(req_tres, "mem"), "M")
-    alloc_mem, b2 = parse_size(tres_value(alloc_tres, "mem"), "M")
-    bad += [("ReqTRES", b1), ("AllocTRES", b2)]
+    req = _tres(col("ReqTRES", trim=False), col("ReqGRES") if "ReqGRES" in cols else None)
+    alloc = _tres(col("AllocTRES", trim=False), col("AllocGRES") if "AllocGRES" in cols else None)
+    bad = [("ReqTRES", req["bad_cpu"]), ("ReqTRES", req["bad_node"]), ("AllocTRES", alloc["bad_cpu"]),
+           ("AllocTRES", alloc["bad_node"]), ("ReqTRES", req["bad_mem"]), ("AllocTRES", alloc["bad_mem"])]
+    vals = {"tres_req_cpus": req["cpu"], "tres_req_nodes": req["node"], "tres_alloc_cpus": alloc["cpu"],
+            "tres_alloc_nodes": alloc["node"]}
+    req_mem_tres, alloc_mem = req["mem"], alloc["mem"]
+    req_unnamed, alloc_unnamed = req["unnamed"], alloc["unnamed"]
 
     alloc_cpus = _first(parsed["ncpus"], vals["tres_alloc_cpus"])
     alloc_nodes = _first(parsed["nnodes"], vals["tres_alloc_nodes"])
     req_cpus = _first(parsed["reqcpus"], vals["tres_req_cpus"], alloc_cpus)
     req_nodes = _first(parsed["reqnodes"], vals["tres_req_nodes"], alloc_nodes)
 
-    rm = parse_reqmem(col("ReqMem")) if "ReqMem" in cols else None
+    rm = per_distinct(parse_reqmem, col("ReqMem", trim=False)) if "ReqMem" in cols else None
     req_mem = req_mem_tres.copy()
     assumed_total = np.zeros(n, bool)
     legacy = np.zeros(n, bool)
@@ -99,9 +123,9 @@ def resources(cols: dict, jidx: np.ndarray, parsed: dict):
         assumed_total = use & (rm["per"] == "") & ~np.isnan(rm["bytes"])
         legacy = rm["legacy"]
 
-    alloc_gpus, alloc_type, b3 = _gpus(alloc_tres, col("AllocGRES") if "AllocGRES" in cols else None)
-    req_gpus, req_type, b4 = _gpus(req_tres, col("ReqGRES") if "ReqGRES" in cols else None)
-    bad += [("AllocTRES", b3), ("ReqTRES", b4)]
+    alloc_gpus, alloc_type = alloc["gpus"], alloc["gpu_type"]
+    req_gpus, req_type = req["gpus"], req["gpu_type"]
+    bad += [("AllocTRES", alloc["bad_gpus"]), ("ReqTRES", req["bad_gpus"])]
     has_tres = np.full(n, any(c in cols for c in ("AllocTRES", "ReqTRES", "AllocGRES", "ReqGRES")))
     alloc_gpus = np.where(np.isnan(alloc_gpus) & has_tres, 0, alloc_gpus)
     req_gpus = np.where(np.isnan(req_gpus) & has_tres, 0, req_gpus)

@@ -7,6 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...job_table import STATES
+from .distinct import per_distinct
+from .lines import take_rows
 
 #: Slurm states outside the canonical set, and the forms fixed-width sacct output truncates to
 SYNONYMS = {
@@ -36,7 +38,11 @@ def normalise_states(col: pa.Array | None, idx: np.ndarray) -> tuple[np.ndarray,
     n = len(idx)
     if col is None:
         return np.full(n, "", dtype=object), np.zeros(n, bool)
-    a = pc.utf8_upper(pc.utf8_trim_whitespace(col.take(pa.array(idx, type=pa.int64()))))
+    return per_distinct(_normalise, take_rows(col, idx))
+
+
+def _normalise(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    a = pc.utf8_upper(pc.utf8_trim_whitespace(col))
     a = pc.replace_substring_regex(a, r"\s+BY\s+\S+$", "")
     raw = np.asarray(pc.fill_null(a, "").to_numpy(zero_copy_only=False), dtype=object)
     out = raw.copy()

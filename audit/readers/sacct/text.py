@@ -16,11 +16,13 @@ import pyarrow.compute as pc
 from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
 from ...textio import read_bytes
-from ...units import arrow_str, expand_index_ranges, parse_duration, parse_int, parse_timestamp
+from ...units import arrow_str, expand_index_ranges, parse_int, parse_timestamp, present
 from ..jobstats import reconcile_jobstats
+from .distinct import per_distinct
 from .fold import fold, step_usage
-from .lines import split_lines
+from .lines import split_lines, take_rows
 from .resources import resources
+from .shapes import parse_clock, parse_iso_utc, plain_numbers
 from .states import normalise_states
 
 _JOBID = (r"^(?P<base>\d+)(?:_(?P<task>\d+)|_\[(?P<range>[^\]]*)\])?(?:\+(?P<het>\d+))?"
@@ -46,7 +48,8 @@ def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
 
         raise InputError(f"{name}: the header has no JobID field")
     jobs = _read_rows(split, name, cluster, timezone, ledger, quarantine)
-    return ReadResult(jobs, ledger, quarantine)
+    del split  # the fields as read, and every intermediate column, are freed before the table is conformed
+    return ReadResult(conform(jobs), ledger, quarantine)
 
 
 def _col(split, name) -> pa.Array | None:
@@ -55,15 +58,17 @@ def _col(split, name) -> pa.Array | None:
 
 def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFrame:
     cols = split.columns
-    ids = pc.extract_regex(pc.utf8_trim_whitespace(cols["JobID"]), _JOBID)
+    job_id = pc.utf8_trim_whitespace(cols["JobID"])
+    ids = _job_ids(job_id)
     id_ok = np.asarray(pc.is_valid(ids), dtype=bool)
     step = _str_np(pc.struct_field(ids, "step"))
     is_step = id_ok & (step != "")
     is_job = id_ok & ~is_step
-    job_key = _str_np(pc.replace_substring_regex(pc.utf8_trim_whitespace(cols["JobID"]), r"\..*$", ""))
 
     jidx = np.flatnonzero(is_job)
     sidx = np.flatnonzero(is_step)
+    # the job id of every line, steps' without their ``.step``: needed only to find the steps' jobs
+    job_key = _str_np(pc.replace_substring_regex(job_id, r"\..*$", "")) if len(sidx) else None
 
     parsed, job_bad = _parse_job_fields(cols, jidx, timezone)
     usage_job, ujb = step_usage(cols, jidx)
@@ -112,8 +117,10 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     step_sel = ~step_bad_any
     step_keep = np.flatnonzero(step_sel)[~orphan]
     step_names = step[sidx[step_keep]]
+    all_jobs_kept = bool(keep_job.all())
     folded = fold(kj, parent[~orphan], step_names,
-                  usage_job[keep_job].reset_index(drop=True), usage_steps.iloc[step_keep].reset_index(drop=True))
+                  usage_job if all_jobs_kept else usage_job[keep_job].reset_index(drop=True),
+                  usage_steps.iloc[step_keep].reset_index(drop=True))
     step_states, _ = normalise_states(cols.get("State"), sidx[step_keep])
     oom = np.zeros(len(kj), bool)
     np.logical_or.at(oom, parent[~orphan], step_states == "OUT_OF_MEMORY")
@@ -130,7 +137,18 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
         frame = reconcile_jobstats(frame, js_kept)
     frame = _expand_array_ranges(frame)
     ledger.jobs_emitted = len(frame)
-    return conform(frame)
+    return frame
+
+
+def _job_ids(job_id: pa.Array) -> pa.StructArray:
+    """The parts of each JobID (``base``, array ``task`` or ``range``, ``het`` offset, ``step``), null where the
+    id is unreadable.  A column of plain job numbers (``sacct -X`` of jobs outside arrays) needs no regex."""
+    if isinstance(job_id, pa.ChunkedArray):
+        job_id = job_id.combine_chunks()
+    if plain_numbers(job_id):
+        none = pa.nulls(len(job_id), pa.string())
+        return pa.StructArray.from_arrays([job_id, none, none, none, none], names=["base", "task", "range", "het", "step"])
+    return pc.extract_regex(job_id, _JOBID)
 
 
 def _jobstats(cols, jidx) -> pd.DataFrame | None:
@@ -139,7 +157,7 @@ def _jobstats(cols, jidx) -> pd.DataFrame | None:
         return None
     from ..jobstats import decode_jobstats
 
-    text = pd.Series(cols["AdminComment"].take(pa.array(jidx, type=pa.int64())).to_pylist(), dtype="string")
+    text = pd.Series(take_rows(cols["AdminComment"], jidx).to_pylist(), dtype="string")
     return decode_jobstats(text).reset_index(drop=True)
 
 
@@ -186,11 +204,12 @@ def _parse_job_fields(cols, jidx, timezone):
         if col is None:
             parsed[key] = np.full(len(jidx), np.datetime64("NaT"), dtype="datetime64[s]")
             continue
-        parsed[key], b = parse_timestamp(col.take(jidx), timezone)
+        parsed[key], b = (parse_iso_utc(take_rows(col, jidx)) if timezone.upper() == "UTC"
+                          else parse_timestamp(take_rows(col, jidx), timezone))
         bad.append((name, b))
     for key, name, parser in (
-        ("elapsed", "Elapsed", parse_duration), ("elapsed_raw", "ElapsedRaw", parse_int),
-        ("limit", "Timelimit", parse_duration), ("limit_raw", "TimelimitRaw", parse_int),
+        ("elapsed", "Elapsed", parse_clock), ("elapsed_raw", "ElapsedRaw", parse_int),
+        ("limit", "Timelimit", parse_clock), ("limit_raw", "TimelimitRaw", parse_int),
         ("nnodes", "NNodes", parse_int), ("ncpus", "NCPUS", parse_int), ("reqcpus", "ReqCPUS", parse_int),
         ("reqnodes", "ReqNodes", parse_int),
     ):
@@ -198,19 +217,22 @@ def _parse_job_fields(cols, jidx, timezone):
         if col is None:
             parsed[key] = np.full(len(jidx), np.nan)
             continue
-        parsed[key], b = parser(col.take(jidx))
+        parsed[key], b = per_distinct(parser, take_rows(col, jidx))
         bad.append((name, b))
     if "ExitCode" in cols:
-        ex = pc.extract_regex(pc.utf8_trim_whitespace(cols["ExitCode"].take(jidx)), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
-        code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
-        sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
-        from ...units import present
-
-        bad.append(("ExitCode", present(cols["ExitCode"].take(jidx)) & np.isnan(code)))
-        parsed["exit"], parsed["signal"] = code, sig
+        parsed["exit"], parsed["signal"], b = per_distinct(_exit_codes, take_rows(cols["ExitCode"], jidx))
+        bad.append(("ExitCode", b))
     else:
         parsed["exit"] = parsed["signal"] = np.full(len(jidx), np.nan)
     return parsed, bad
+
+
+def _exit_codes(col) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ExitCode`` ``code:signal`` → the two numbers (NaN where unreadable) and the mask of unreadable entries."""
+    ex = pc.extract_regex(pc.utf8_trim_whitespace(col), r"^(?P<c>-?\d+):(?P<s>-?\d+)$")
+    code = np.asarray(pc.cast(pc.struct_field(ex, "c"), pa.float64()).to_numpy(zero_copy_only=False), float)
+    sig = np.asarray(pc.cast(pc.struct_field(ex, "s"), pa.float64()).to_numpy(zero_copy_only=False), float)
+    return code, sig, present(col) & np.isnan(code)
 
 
 def _assign_parents(job_key, kj, srows, line_no) -> np.ndarray:
@@ -232,19 +254,34 @@ def _text(cols, name, idx) -> pd.Series:
     col = cols.get(name)
     if col is None:
         return pd.Series(pd.array([None] * len(idx), dtype="string"))
-    s = pd.Series(pc.utf8_trim_whitespace(col.take(idx)).to_pandas(types_mapper=pd.ArrowDtype)).astype("string")
-    return s.where(s != "", None)
+    a = pc.utf8_trim_whitespace(take_rows(col, idx))
+    return pd.Series(_strings(pc.if_else(pc.equal(a, ""), pa.scalar(None, pa.string()), a)))
+
+
+def _strings(a: pa.Array) -> pd.arrays.ArrowStringArray:
+    """A pyarrow string array as pandas' ``string`` column (no Python object per value)."""
+    return pd.arrays.ArrowStringArray(pc.cast(a, pa.large_string()))
+
+
+def _object_strings(values: np.ndarray) -> pd.arrays.ArrowStringArray:
+    """An object array of str as a ``string`` column, ``""`` as null."""
+    return _strings(pa.array(values, type=pa.string(), mask=values == ""))
 
 
 def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster):
-    idk = ids.take(pa.array(kj))
+    idk = take_rows(ids, kj)
     base = _str_np(pc.struct_field(idk, "base"))
     task = _str_np(pc.struct_field(idk, "task"))
     rng = _str_np(pc.struct_field(idk, "range"))
     het = _str_np(pc.struct_field(idk, "het"))
-    kp = {k: v[keep_job] for k, v in parsed.items()}
-    resk = {k: v[keep_job] for k, v in res.items()}
-    st = states[keep_job]
+    every = bool(keep_job.all())  # an allocation-only dump: nothing to leave out
+
+    def kept(v):
+        return v if every else v[keep_job]
+
+    kp = {k: kept(v) for k, v in parsed.items()}
+    resk = {k: kept(v) for k, v in res.items()}
+    st = kept(states)
     st = np.where((st == "FAILED") & oom, "OUT_OF_MEMORY", st)
     job_id = _text(cols, "JobID", kj)
     raw = _text(cols, "JobIDRaw", kj)
@@ -267,7 +304,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "jobstats": folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool),
         "no_gpu_telemetry": (np.nan_to_num(resk["alloc_gpus"]) > 0)
         & ~(folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool)),
-        **{k: v[keep_job] for k, v in res_cav.items()},
+        **{k: kept(v) for k, v in res_cav.items()},
     })
     cluster_col = _text(cols, "Cluster", kj)
     if cluster:
@@ -280,8 +317,8 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "array_task_id": _int_or_null(task),
         "het_job_id": _int_or_null(np.where(het != "", base, "")),
         "het_job_offset": _int_or_null(het),
-        "source": "sacct",
-        "source_file": name,
+        "source": _strings(pa.repeat(pa.scalar("sacct", pa.string()), len(kj))),
+        "source_file": _strings(pa.repeat(pa.scalar(name, pa.string()), len(kj))),
         "source_line": split.line_no[kj],
         "user": _text(cols, "User", kj),
         "account": _text(cols, "Account", kj),
@@ -294,14 +331,14 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "end_time": _utc(end),
         "elapsed_s": _int(elapsed),
         "time_limit_s": _int(limit),
-        "state": pd.array(np.where(st == "", None, st), dtype="string"),
+        "state": _object_strings(st),
         "exit_code": _int(kp["exit"]),
         "signal": _int(kp["signal"]),
         "req_nodes": _int(resk["req_nodes"]),
         "req_cpus": _int(resk["req_cpus"]),
         "req_mem_bytes": _int(resk["req_mem_bytes"]),
         "req_gpus": _int(resk["req_gpus"]),
-        "gpu_type": pd.array(np.where(resk["gpu_type"] == "", None, resk["gpu_type"]), dtype="string"),
+        "gpu_type": _object_strings(resk["gpu_type"]),
         "alloc_nodes": _int(resk["alloc_nodes"]),
         "alloc_cpus": _int(alloc_cpus),
         "alloc_mem_bytes": _int(resk["alloc_mem_bytes"]),
@@ -314,7 +351,7 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "node_list": _text(cols, "NodeList", kj).replace({"None assigned": None}),
         "caveats": cav,
         "_range": rng,
-    })
+    }, copy=False)
     return frame
 
 
@@ -322,7 +359,9 @@ def _int(values) -> pd.arrays.IntegerArray:
     """Rounded values as Int64, NaN as null: built from the data and the mask, no Python object per value."""
     v = np.asarray(values, dtype="float64")
     mask = np.isnan(v)
-    return pd.arrays.IntegerArray(np.where(mask, 0.0, np.round(v)).astype(np.int64), mask)
+    r = np.round(v)
+    r[mask] = 0.0
+    return pd.arrays.IntegerArray(r.astype(np.int64), mask)
 
 
 def _float(values) -> pd.arrays.FloatingArray:
