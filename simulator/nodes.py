@@ -23,7 +23,7 @@ class NodeRequest:
     range ``[lo, hi)``, further restricted by ``mask`` when the partition is not a range)."""
 
     __slots__ = ("nodes", "need", "allowed", "total", "need_t", "allowed_list", "lo", "hi", "mask", "part", "col",
-                 "ever")
+                 "ever", "num")
 
     def __init__(self, nodes: int, need: np.ndarray, part: Span):
         self.nodes = nodes
@@ -36,6 +36,7 @@ class NodeRequest:
         self.lo, self.hi, self.mask = part.lo, part.hi, part.mask
         self.col = need[:, None]
         self.ever = None  # whether it fits the empty cluster (known once asked)
+        self.num = -1  # its row in the model's table of requests (see NodeModel.shapes)
 
 
 class Span:
@@ -99,7 +100,14 @@ class NodeModel:
         self._spans = {name: Span(k, mask) for k, (name, mask) in enumerate(self._allowed.items())}
         masks = np.array(list(self._allowed.values()))
         self.node_parts = [np.flatnonzero(masks[:, n]).tolist() for n in range(len(rows))]
+        #: each partition's nodes (rows by partition number), or ``None`` when every partition holds every node
+        self.part_masks = None if masks.all() else masks
+        #: whether "some ``nodes`` allowed nodes each hold the per-node need" is exactly "it fits"
+        #: (false when a gang must sit inside one switch group)
+        self.counts_exact = topology != "require"
         self._cache: dict = {}
+        self._table = np.zeros((64, 5), dtype=np.int64)  # see shapes(); rows beyond the count unused
+        self._count = 0
 
     def initial(self) -> np.ndarray:
         return self.capacity.copy()
@@ -114,8 +122,19 @@ class NodeModel:
                     raise ValueError(f"unknown partition {partition!r}")
                 span = self._spans[""]
             req = NodeRequest(nodes, np.array([cpus, mem, gpus], dtype=np.int64), span)
+            req.num = k = self._count
+            if k == len(self._table):
+                self._table = np.concatenate([self._table, np.zeros_like(self._table)])
+            self._table[k] = (*req.need_t, nodes, span.number)
+            self._count = k + 1
             self._cache[key] = req
         return req
+
+    def shapes(self) -> np.ndarray:
+        """Every request made so far, by request number (``NodeRequest.num``), as rows of an int64
+        table: per-node CPUs, memory and GPUs, nodes, partition number (rows past the last request
+        are unused)."""
+        return self._table
 
     def ever_fits(self, req: NodeRequest) -> bool:
         if req.ever is None:
@@ -213,6 +232,7 @@ class DeviceNodeModel(NodeModel):
         self.devices = int(per_node.max()) if len(per_node) else 0
         slots = [np.where(per_node > d, self.unit, 0) for d in range(self.devices)]
         self.capacity = np.ascontiguousarray(np.vstack([self.capacity, *slots]).astype(np.int64))
+        self.counts_exact = False  # a node's free GPU total does not say whether one device holds a share
 
     def request(self, nodes: int, cpus: int, mem: int, gpus: int, partition: str) -> NodeRequest:
         unit = self.unit

@@ -39,10 +39,13 @@ import math
 import numpy as np
 
 from ..result import RESERVATION, RESOURCES
+from ..screen import Screen
 from .fifo import start_head
 from .order import SubmitOrder
 
 BACKFILL_ORDERS = ("fcfs", "sjf")
+SCREEN_FROM = 8  # candidates in a pass from which they are screened together (simulator.screen)
+SCREEN_AFTER = 4  # … once this many were tried one by one since the last start
 
 
 class EASY:
@@ -140,6 +143,13 @@ def note_held(ctx, held) -> None:
         return
     fits = ctx.model.fits
     free = ctx.free
+    if len(held) >= SCREEN_FROM:
+        screen = Screen(ctx.model, [req[i] for i in held])
+        for k, i in enumerate(held):
+            ok = screen.answer(k, free, free)[0]
+            if ok or (ok is None and fits(free, req[i]) is not None):
+                notes[i] = RESERVATION
+        return
     fit_now: dict = {}  # request → whether it fits the free state (unchanged during this loop)
     for i in held:
         r = req[i]
@@ -442,13 +452,30 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             positions = [pos for pos in order if q[pos] not in marks or touched[part[q[pos]]]]
     else:
         positions = range(first, stop) if order is None else order
-    for pos in positions:
+    screen = None
+    if len(positions) >= SCREEN_FROM:
+        if not isinstance(positions, list):
+            positions = list(positions)
+        screen = Screen(model, [req[q[pos]] for pos in positions], after=SCREEN_AFTER)
+    sf = sl = None  # the screen's answers for the job examined (see simulator.screen)
+    for k, pos in enumerate(positions):
         i = q[pos]
         r = req[i]
         late = now + est[i] > shadow
         key = id(r)
         if memo is not None:
             if i in marks:  # did not fit at the last pass (its partition has had a release)
+                # only the nodes released since can have gained room: a job none of them can hold
+                # one node's share of still fits nowhere (on one node, or as a gang)
+                fit = on_rows.get(key)  # requests share shapes: one look per shape and pass
+                if fit is None:
+                    if rows is None:
+                        # now rather than at the start of the pass: a job that no longer fits
+                        # on these nodes fits nowhere, and the full examination would say the same
+                        rows = list(zip(nodes, ctx.free[:, nodes].T.tolist(), strict=True)) if nodes else []
+                    fit = on_rows[key] = _fits_on(r, rows)
+                if not fit:
+                    continue
                 if r.nodes > 1 and key not in failed and key not in fit_free:
                     bound = bounds.get(r.part)
                     if bound is None:
@@ -456,16 +483,6 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                     if not _may_fit(r, bound):
                         _refuse(failed, least_failed, key, r)
                         continue  # still marked
-                elif r.nodes == 1:
-                    fit = on_rows.get(key)  # requests share shapes: one look per shape and pass
-                    if fit is None:
-                        if rows is None:
-                            # now rather than at the start of the pass: a job that no longer fits
-                            # on these nodes fits nowhere, and the full examination would say the same
-                            rows = list(zip(nodes, ctx.free[:, nodes].T.tolist(), strict=True)) if nodes else []
-                        fit = on_rows[key] = _fits_on(r, rows)
-                    if not fit:
-                        continue
                 marks.discard(i)
             elif late and i in xmarks and r.nodes == 1 and key not in failed_extra:
                 fit = on_xrows.get(key)
@@ -497,9 +514,11 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
         if late and key not in failed_extra:
             if lim is None:
                 lim = model.cap(ctx.free, extra)
-            a = fits(lim, r)
+            if screen is not None:
+                sf, sl = screen.answer(k, ctx.free, lim)
+            a = None if sl is False else fits(lim, r)
             if a is None:
-                if fits(ctx.free, r) is None:
+                if sf is False or (sf is None and fits(ctx.free, r) is None):
                     _refuse(failed, least_failed, key, r)
                     if memo is not None:
                         marks.add(i)
@@ -515,7 +534,15 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             notes[i] = RESERVATION
             continue
         else:
-            a = fits(ctx.free, r)
+            if screen is not None:
+                if lim is None:
+                    lim = model.cap(ctx.free, extra)
+                sf = screen.answer(k, ctx.free, lim)[0]
+            if late and sf is True:  # its shape already failed within the extra this pass, and it fits
+                fit_free.add(key)
+                notes[i] = RESERVATION
+                continue
+            a = None if sf is False else fits(ctx.free, r)
             if a is None:
                 _refuse(failed, least_failed, key, r)
                 if memo is not None:
@@ -527,6 +554,8 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
                 continue
         ctx.start(i, a)
         lim = None  # the free state (and perhaps the extra) shrank
+        if screen is not None:
+            screen.stale()
         fit_free.clear()
         started.append(pos)
         if ctx.exhausted():
