@@ -5,8 +5,8 @@ Service is the p95 wait and the mean bounded slowdown of a pool's jobs (and no m
 too large): a scenario passes on a cluster when both stay at or under those of ``actual`` on the full
 cluster.  A pool's node groups shrink together (each group's count × n / N, rounded, at least one
 node) and the smallest passing n is found by bisection to the node, starting from the pool's
-occupancy (a pool busy 80 % of the time cannot shrink much below 80 %).  Replays are handed out in
-rounds, one probe of every open search per round, so they run side by side.
+occupancy (a pool busy 80 % of the time cannot shrink much below 80 %).  Each search's next probe is
+handed out as soon as its last one is known (:func:`run_searches`), so searches run side by side.
 """
 
 from __future__ import annotations
@@ -129,15 +129,63 @@ def between_guess(pool, name: str, answers: dict, per_pool: dict, nodes: int) ->
     return int(min(nodes, max(1, round(a - (a - o) * share))))
 
 
-def run_searches(searches: list, cluster: Cluster, replay_all) -> None:
-    """Drive ``searches`` to their answers; ``replay_all(tasks)`` replays a round of tasks in order."""
-    open_ = [s for s in searches if s.probe() is not None]
-    while open_:
-        probes = [(s, s.probe()) for s in open_]
-        results = replay_all([s.task(n, cluster) for s, n in probes])
-        for (s, n), m in zip(probes, results, strict=True):
-            s.tell(n, m)
-        open_ = [s for s in open_ if s.probe() is not None]
+def run_searches(searches: list, cluster: Cluster, replay, then=None, stream=None) -> None:
+    """Drive ``searches`` to their answers.  Each search's next probe is handed out as soon as its last
+    one is known (``replay.stream()``: tasks put, answers read as they finish), so no search waits for
+    another; a search's probes depend on its own answers only, so the answers do not depend on the order
+    the replays finish in.  ``then(search)``, when given, hears of each search as it ends and may return
+    more searches to drive.  The largest pools' searches are handed out first (``replay.size(pool)``).
+    ``stream``: a stream whose searches were already started (:func:`start_searches`), driven as well."""
+    stream = stream if stream is not None else replay.stream()
+
+    def start(srch) -> None:
+        n = srch.probe()
+        if n is not None:
+            stream.put((srch, n), srch.task(n, cluster))
+        elif then is not None:
+            for more in then(srch) or ():
+                start(more)
+
+    size = getattr(replay, "size", lambda pool: 0)
+    for srch in sorted(searches, key=lambda x: -size(x.base.pool)):
+        start(srch)
+    for (srch, n), m in stream:
+        srch.tell(n, m)
+        start(srch)
+
+
+def start_searches(searches: list, cluster: Cluster, replay, priority: int = -1):
+    """A stream with the first probe of each of ``searches`` handed out at ``priority`` (below the default:
+    work that fills free workers while other searches run), for :func:`run_searches` to drive later."""
+    stream = replay.stream()
+    for srch in searches:
+        n = srch.probe()
+        if n is not None:
+            stream.put((srch, n), srch.task(n, cluster), priority)
+    return stream
+
+
+@dataclass
+class OneReplay:
+    """One replay driven as a search of one probe (:func:`run_searches`), so that the searches that need
+    its answer (its metrics) can start as soon as it ends."""
+
+    key: tuple
+    base: Replay
+    results: dict = field(default_factory=dict)
+
+    def probe(self) -> int | None:
+        return None if self.results else 0
+
+    def task(self, n: int, cluster: Cluster) -> Replay:
+        return self.base
+
+    def tell(self, n: int, m: dict) -> None:
+        self.results[n] = m
+
+    @property
+    def answer(self) -> dict | None:
+        return self.results.get(0)
 
 
 @dataclass

@@ -83,6 +83,10 @@ class Runner:
             self._tick()
         return self.client.gather(futures)
 
+    def stream(self, fn, *shared) -> Stream:
+        """A :class:`Stream` of ``fn(task, *shared)`` on the workers."""
+        return Stream(self, fn, shared)
+
     def _tick(self) -> None:
         self.done += 1
         if self.on_done is not None:  # the caller draws (or not) as it sees fit
@@ -90,6 +94,61 @@ class Runner:
         elif self.progress:
             sys.stderr.write(f"\rwhat-if: {self.done} {self.label} done")
             sys.stderr.flush()
+
+
+class Stream:
+    """Tasks handed out as they come (:meth:`put`) and their answers read as they finish (iterate:
+    ``(key, answer)`` pairs until none is left), so a caller can put the next task of a search as soon
+    as the last one is known instead of waiting for a whole round.  Serially the tasks run in the order
+    put; on Dask in whatever order they finish (and by priority), so callers must not let the order
+    matter."""
+
+    def __init__(self, runner: Runner, fn, shared: tuple):
+        self.runner = runner
+        self.fn = fn
+        self.shared = shared
+        self.queue: list = []  # serial: (key, task) waiting
+        self.keys: dict = {}  # Dask: future key → caller's key
+        self.pending = None
+
+    def put(self, key, task, priority: int = 0) -> None:
+        """Hand out ``task``; on Dask a task of higher ``priority`` goes first to a free worker."""
+        client = self.runner.client
+        if client is None:
+            self.queue.append((key, task))
+            return
+        future = client.submit(self.fn, task, *self.shared, pure=False, priority=priority)
+        self.keys[future.key] = key
+        if self.pending is None:
+            from dask.distributed import as_completed
+
+            self.pending = as_completed([future])
+        else:
+            self.pending.add(future)
+
+    def cancel(self) -> None:
+        """Drop the tasks not yet read."""
+        self.queue.clear()
+        if self.pending is not None:
+            futures = list(self.pending.futures)
+            self.pending.clear()
+            self.runner.client.cancel(futures)
+        self.keys.clear()
+
+    def __iter__(self):
+        if self.runner.client is None:
+            while self.queue:
+                key, task = self.queue.pop(0)
+                answer = self.fn(task, *self.shared)
+                self.runner._tick()
+                yield key, answer
+            return
+        while self.pending is not None and not self.pending.is_empty():
+            future = next(self.pending)
+            key = self.keys.pop(future.key)
+            answer = future.result()
+            self.runner._tick()
+            yield key, answer
 
 
 def timed(fn, *args, **kwargs) -> tuple:

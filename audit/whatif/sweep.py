@@ -18,6 +18,7 @@ from simulator.records import Cluster
 
 from .capacity import (
     Headroom,
+    OneReplay,
     PoolSearch,
     Target,
     between_guess,
@@ -25,6 +26,7 @@ from .capacity import (
     pool_nodes,
     run_searches,
     scaled_counts,
+    start_searches,
 )
 from .replays import Replay, Setting, run, summarise
 from .scenarios import MODES, Scenario
@@ -103,6 +105,14 @@ class _Replayer:
         self.jobs = {None: len(month), **{int(p): int(n) for p, n in zip(*np.unique(month.pool, return_counts=True),
                                                                           strict=True)}}
 
+    def size(self, pool) -> int:
+        """Jobs of ``pool`` (all jobs for ``None``)."""
+        return self.jobs.get(pool, 0)
+
+    def stream(self):
+        """A stream of replays (:meth:`.runner.Runner.stream`), counted as they are put."""
+        return _Counted(self, self.runner.stream(run, self.shared))
+
     def __call__(self, tasks: list) -> list:
         self.count += len(tasks)
         order = sorted(range(len(tasks)), key=lambda k: (-self.jobs.get(tasks[k].pool, 0), k))
@@ -111,6 +121,25 @@ class _Replayer:
         for k, r in zip(order, done, strict=True):
             out[k] = r
         return out
+
+
+class _Counted:
+    """A stream whose tasks count as replays of the sweep."""
+
+    def __init__(self, replayer: _Replayer, stream):
+        self.replayer = replayer
+        self.inner = stream
+
+    def put(self, key, task, priority: int = 0) -> None:
+        self.inner.put(key, task, priority)
+
+    def cancel(self) -> None:
+        self.inner.cancel()
+
+    def __iter__(self):
+        for pair in self.inner:
+            self.replayer.count += 1
+            yield pair
 
 
 def _merge(results: list, cluster) -> dict:
@@ -145,48 +174,67 @@ def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Se
     every replay of the search, ``{scenario: {pool: {nodes: metrics}}}``, the full pool included.
 
     ``actual`` (outward from one node below the full pool) and ``oracle`` (by bisection from the occupancy
-    guess) are searched first; every other
-    scenario then outward from where its full-size occupancy puts it between those two answers
+    guess) are searched first; every other scenario's search of a pool starts as soon as those two of that
+    pool have ended, outward from where its full-size occupancy puts it between their answers
     (:func:`.capacity.between_guess`).  Under a monotone service the answers are those of plain bisection;
     the warm start only saves probes."""
     targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
-    answers: dict = {s.name: {} for s in scns}
-    searches: list = []
+    searches: dict = {}  # (scenario, pool) → its search
 
-    def open_search(s, p, near=None):
+    def open_search(s, p, near=None) -> list:
         n = pool_nodes(setting.cluster, p)
         m = per_pool[s.name][p]
         if not targets[p].met(m):
-            answers[s.name][p] = None  # it misses today's service even on the full pool
-            return
+            return []  # it misses today's service even on the full pool: no answer
         base = Replay(s, pool=p, shake=shake, policy=options.policy)
-        searches.append(PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m), near=near,
-                                   full_passes=True))
+        srch = searches[(s.name, p)] = PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m), near=near,
+                                                  full_passes=True)
+        return [srch]
+
+    def answer(name, p):
+        srch = searches.get((name, p))
+        return None if srch is None else srch.answer
 
     bounds = [s for s in scns if s.kind in ("actual", "oracle")]
+    others = [s for s in scns if s not in bounds]
+    waiting = {p: 0 for p in pools}  # per pool: its bound searches still running
+    first = []
     for s in bounds:
         for p in pools:
             n = pool_nodes(setting.cluster, p)
             # today's requests keep today's service on the full pool by definition: look just below it
-            open_search(s, p, near=n - 1 if s.kind == "actual" and n > 1 else None)
-    run_searches(searches, setting.cluster, replay)
-    for srch in searches:
-        answers[srch.key[0]][srch.key[1]] = srch.answer
-    first = len(searches)
-    for s in scns:
-        if s in bounds:
-            continue
-        for p in pools:
-            open_search(s, p, near=between_guess(p, s.name, answers, per_pool, pool_nodes(setting.cluster, p)))
-    run_searches(searches[first:], setting.cluster, replay)
-    for srch in searches[first:]:
-        answers[srch.key[0]][srch.key[1]] = srch.answer
+            opened = open_search(s, p, near=n - 1 if s.kind == "actual" and n > 1 else None)
+            waiting[p] += len(opened)
+            first += opened
+
+    def open_others(p) -> list:
+        got = {name: {p: answer(name, p)} for name in ("actual", "oracle")}
+        out = []
+        for s in others:
+            out += open_search(s, p, near=between_guess(p, s.name, got, per_pool, pool_nodes(setting.cluster, p)))
+        return out
+
+    def then(srch) -> list:
+        """Once ``actual``'s and ``oracle``'s searches of a pool end, every other scenario's search of it
+        starts between their answers."""
+        name, p = srch.key
+        if name not in ("actual", "oracle"):
+            return []
+        waiting[p] -= 1
+        return open_others(p) if waiting[p] == 0 else []
+
+    for p in pools:
+        if waiting[p] == 0:
+            first += open_others(p)
+    run_searches(first, setting.cluster, replay, then=then)
+    answers = {s.name: {p: answer(s.name, p) for p in pools} for s in scns}
     if probes is not None:
         for s in scns:
             for p in pools:
                 probes.setdefault(s.name, {})[p] = {pool_nodes(setting.cluster, p): per_pool[s.name][p]}
-        for srch in searches:
-            probes[srch.key[0]][srch.key[1]].update(srch.results)
+                srch = searches.get((s.name, p))
+                if srch is not None:
+                    probes[s.name][p].update(srch.results)
     return answers
 
 
@@ -256,24 +304,40 @@ def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> t
     return rows, best["scenario"]
 
 
-def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options, found: dict) -> dict:
+def shaken_actuals(pools: list, options: Options) -> list:
+    """``actual`` on each shaken copy of each pool (the targets of :func:`shaken_capacity`), as searches
+    of one probe."""
+    seeds = [options.seed + 1 + r for r in range(options.replicates)]
+    return [OneReplay((seed, p), Replay(Scenario("actual"), pool=p, shake=seed, policy=options.policy))
+            for seed in seeds for p in pools]
+
+
+def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options, found: dict,
+                    started=None) -> dict:
     """The recommended scenario's capacity on ``options.replicates`` shaken copies of the month, each
     against ``actual`` on the same copy, searched outward from the unshaken answer (``found``: pool →
-    nodes): the nodes recovered per replicate and their 5th–95th percentile."""
+    nodes): the nodes recovered per replicate and their 5th–95th percentile.  ``started``: a stream of
+    :func:`shaken_actuals` already under way (they need no scenario, so they fill free workers earlier)."""
     seeds = [options.seed + 1 + r for r in range(options.replicates)]
-    out = replay([Replay(Scenario("actual"), pool=p, shake=seed, policy=options.policy) for seed in seeds for p in pools])
-    targets = {seed: {p: Target.of(out[k * len(pools) + j]) for j, p in enumerate(pools)} for k, seed in enumerate(seeds)}
-    searches = []
-    for seed in seeds:
-        for p in pools:
-            n = pool_nodes(setting.cluster, p)
-            near = found.get(p)
-            base = Replay(scn, pool=p, shake=seed, policy=options.policy)
-            searches.append(PoolSearch((seed, p), base, targets[seed][p], n, n, near=n if near is None else near))
-    run_searches(searches, setting.cluster, replay)
-    answers: dict = {seed: {} for seed in seeds}
-    for srch in searches:
-        answers[srch.key[0]][srch.key[1]] = srch.answer
+    searches: dict = {}
+
+    def then(done) -> list:
+        """Once ``actual`` on a shaken copy of a pool is known, the scenario's search of that copy starts."""
+        if not isinstance(done, OneReplay):
+            return []
+        seed, p = done.key
+        n = pool_nodes(setting.cluster, p)
+        near = found.get(p)
+        base = Replay(scn, pool=p, shake=seed, policy=options.policy)
+        srch = searches[(seed, p)] = PoolSearch((seed, p), base, Target.of(done.answer), n, n,
+                                                near=n if near is None else near)
+        return [srch]
+
+    if started is None:
+        run_searches(shaken_actuals(pools, options), setting.cluster, replay, then=then)
+    else:
+        run_searches([], setting.cluster, replay, then=then, stream=started)
+    answers = {seed: {p: searches[(seed, p)].answer for p in pools} for seed in seeds}
     recovered = {seed: capacity_rows(scn.name, f, setting, {})["nodes_recovered"] for seed, f in answers.items()}
     lo, hi = interval(list(recovered.values()))
     return {"scenario": scn.name, "replicates": len(seeds), "shake_s": SHAKE_S, "nodes_recovered": recovered,
@@ -348,6 +412,10 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
     full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options)
     sw.full, sw.pools_full = full, per_pool
     found = {}
+    started = None
+    if options.capacity_search and options.replicates > 0:
+        # the shaken copies' targets need no scenario: they run whenever a worker is free of the search
+        started = start_searches(shaken_actuals(pools, options), setting.cluster, replay)
     if options.capacity_search:
         probes: dict = {}
         found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options, probes=probes)
@@ -356,7 +424,10 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
     sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     rec = next((s for s in scns if s.name == sw.recommended), None)
     if rec is not None and options.capacity_search and options.replicates > 0:
-        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options, found[rec.name])
+        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options, found[rec.name],
+                          started=started)
+    elif started is not None:
+        started.cancel()  # nothing to shake: no level within tolerance
     if options.headroom:
         picks = [s for s in scns if s.kind == "oracle" or s.name == sw.recommended]
         sw.headroom = stage("headroom", headroom, picks, pools, per_pool, replay, setting, options)
