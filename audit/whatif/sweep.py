@@ -1,9 +1,10 @@
 """The sweep: every scenario replayed on the full cluster, its capacity searched, the risk levels
 weighed against their kills, the recommended level shaken for an interval, the policies compared.
 
-Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask);
-tasks are handed out in rounds and their answers read in task order, so the result does not depend on
-how they were scheduled.  The figures are plain dicts; :mod:`.outputs` writes them.
+Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask):
+the full-size replays as one batch, read in task order; the searches' probes as a stream, each search's
+next probe handed out as soon as its last one is known (:func:`.capacity.run_searches`), and their
+answers gathered by scenario and pool, so the result does not depend on how they were scheduled.  The figures are plain dicts; :mod:`.outputs` writes them.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def pools_of(setting: Setting) -> list:
 
 
 class _Replayer:
-    """Runs rounds of replays through the runner and counts them.  The largest replays (by jobs in
-    their pool) are handed out first, so workers finish a round together; answers come back in order."""
+    """Runs batches (and streams, :meth:`stream`) of replays through the runner and counts them.  In a
+    batch the largest replays (by jobs in their pool) are handed out first, so workers finish together;
+    answers come back in order."""
 
     def __init__(self, runner, setting: Setting):
         self.runner = runner
