@@ -29,17 +29,17 @@ def fit_counts(state: np.ndarray, rows: np.ndarray, masks) -> np.ndarray:
 
 
 class Screen:
-    """Answers for the requests ``reqs[k]`` of a pass's candidates (in examination order) against the
-    free state and the extra's bound.  Between two starts the first ``after`` questions are left to
-    the caller (``None``: a pass that starts a job every few candidates gains nothing from screening);
-    then the candidates from the one asked on are screened together, once until the next start
-    (:meth:`stale`)."""
+    """Answers for a pass's candidates ``q[positions[k]]`` (requests ``req[...]``, in examination order)
+    against the free state and the extra's bound.  Between two starts the first ``after`` questions are
+    left to the caller (``None``: a pass that starts a job every few candidates gains nothing from
+    screening); then the candidates from the one asked on are screened together, once until the next
+    start (:meth:`stale`).  Nothing is read before the first screening."""
 
-    __slots__ = ("model", "reqs", "after", "asked", "at", "free_ok", "lim_ok", "sure")
+    __slots__ = ("model", "req", "q", "positions", "after", "asked", "at", "free_ok", "lim_ok", "sure")
 
-    def __init__(self, model, reqs: list, after: int = 0):
+    def __init__(self, model, req: list, q: list, positions, after: int = 0):
         self.model = model
-        self.reqs = reqs
+        self.req, self.q, self.positions = req, q, positions
         self.after = after
         self.asked = 0
         self.at = -1  # the first candidate the answers are for (-1: none computed)
@@ -59,10 +59,10 @@ class Screen:
             self.asked += 1
             if self.asked <= self.after:
                 return None, None
-            model = self.model
-            table = model.shapes()
-            rows = table[np.fromiter((r.num for r in self.reqs[k:]), dtype=np.int64, count=len(self.reqs) - k)]
-            masks = model.part_masks
+            req, q, rest = self.req, self.q, self.positions[k:]
+            nums = np.fromiter((req[q[pos]].num for pos in rest), dtype=np.int64, count=len(rest))
+            rows = self.model.shapes()[nums]
+            masks = self.model.part_masks
             self.free_ok = fit_counts(free, rows, masks).tolist()
             self.lim_ok = self.free_ok if lim is free else fit_counts(lim, rows, masks).tolist()
             self.at = k

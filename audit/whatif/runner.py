@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import deque
 
 
 class Runner:
@@ -107,7 +108,7 @@ class Stream:
         self.runner = runner
         self.fn = fn
         self.shared = shared
-        self.queue: list = []  # serial: (key, task) waiting
+        self.queue: deque = deque()  # serial: (key, task) waiting
         self.keys: dict = {}  # Dask: future key → caller's key
         self.pending = None
 
@@ -138,7 +139,7 @@ class Stream:
     def __iter__(self):
         if self.runner.client is None:
             while self.queue:
-                key, task = self.queue.pop(0)
+                key, task = self.queue.popleft()
                 answer = self.fn(task, *self.shared)
                 self.runner._tick()
                 yield key, answer

@@ -4,12 +4,14 @@ worker builds its scenario from the shared month instead of receiving it).
 - ``actual``: requests as made.
 - ``rightsized@q``: each job's memory, cores, GPUs and time limit replaced by its out-of-sample
   prediction at level ``q``, never above what the user asked (for a time limit: the limit the job
-  replays with under ``actual``, its logged run where the log shows it past the limit, and a prediction
-  reaching the limit asked is that limit); a job without a prediction keeps its request.  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to
-  whole ones; a job keeps at least one core per node, and a GPU job at least one GPU (never more than
-  it asked: a 0.46 share of a GPU, or 0.25 of a core, stays so).  A month whose CPUs or GPUs are counted
-  in millis (``cpu_unit``/``gpu_unit``, see :mod:`.to_simulator`) is right-sized in the same units.  (Memory is
-  asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB per node.)
+  replays with under ``actual``, its logged run where the log shows it past the limit, and a
+  prediction reaching the limit asked is that limit); a job without a prediction keeps its request.
+  Memory is rounded up to whole GiB, time limits to whole minutes, cores and GPUs up to whole ones;
+  a job keeps at least one core per node, and a GPU job at least one GPU (never more than it asked:
+  a 0.46 share of a GPU, or 0.25 of a core, stays so).  A month whose CPUs or GPUs are counted in
+  millis (``cpu_unit``/``gpu_unit``, see :mod:`.to_simulator`) is right-sized in the same units.
+  (Memory is asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB
+  per node.)
 - ``oracle``: requests equal to actual use (peak memory to the MiB, busy cores and GPUs rounded up, the
   run time as limit): the bound nobody can reach.
 
@@ -223,4 +225,5 @@ def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_
         cpu_util=_scaled_util(m.cpu_util, m.cpus, r.cpus), gpu_util=_scaled_util(m.gpu_util, m.gpus, r.gpus),
         **m.text,
     )
-    return Jobs.from_arrays(cpu_unit=m.cpu_unit, gpu_unit=m.gpu_unit, **{k: np.asarray(v)[order] for k, v in cols.items()})
+    return Jobs.from_arrays(cpu_unit=m.cpu_unit, gpu_unit=m.gpu_unit,
+                            **{k: np.asarray(v)[order] for k, v in cols.items()})

@@ -4,7 +4,8 @@ weighed against their kills, the recommended level shaken for an interval, the p
 Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask):
 the full-size replays as one batch, read in task order; the searches' probes as a stream, each search's
 next probe handed out as soon as its last one is known (:func:`.capacity.run_searches`), and their
-answers gathered by scenario and pool, so the result does not depend on how they were scheduled.  The figures are plain dicts; :mod:`.outputs` writes them.
+answers gathered by scenario and pool, so the result does not depend on how they were scheduled.
+The figures are plain dicts; :mod:`.outputs` writes them.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class _Replayer:
         return self.jobs.get(pool, 0)
 
     def stream(self):
-        """A stream of replays (:meth:`.runner.Runner.stream`), counted as they are put."""
+        """A stream of replays (:meth:`.runner.Runner.stream`), counted as their answers are read."""
         return _Counted(self, self.runner.stream(run, self.shared))
 
     def __call__(self, tasks: list) -> list:
@@ -306,12 +307,16 @@ def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> t
     return rows, best["scenario"]
 
 
+def shaken_seeds(options: Options) -> list:
+    """The seeds of the shaken copies: ``seed + 1 …``, one per replicate."""
+    return [options.seed + 1 + r for r in range(options.replicates)]
+
+
 def shaken_actuals(pools: list, options: Options) -> list:
     """``actual`` on each shaken copy of each pool (the targets of :func:`shaken_capacity`), as searches
     of one probe."""
-    seeds = [options.seed + 1 + r for r in range(options.replicates)]
     return [OneReplay((seed, p), Replay(Scenario("actual"), pool=p, shake=seed, policy=options.policy))
-            for seed in seeds for p in pools]
+            for seed in shaken_seeds(options) for p in pools]
 
 
 def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options, found: dict,
@@ -320,7 +325,7 @@ def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, option
     against ``actual`` on the same copy, searched outward from the unshaken answer (``found``: pool →
     nodes): the nodes recovered per replicate and their 5th–95th percentile.  ``started``: a stream of
     :func:`shaken_actuals` already under way (they need no scenario, so they fill free workers earlier)."""
-    seeds = [options.seed + 1 + r for r in range(options.replicates)]
+    seeds = shaken_seeds(options)
     searches: dict = {}
 
     def then(done) -> list:

@@ -144,7 +144,7 @@ def note_held(ctx, held) -> None:
     fits = ctx.model.fits
     free = ctx.free
     if len(held) >= SCREEN_FROM:
-        screen = Screen(ctx.model, [req[i] for i in held])
+        screen = Screen(ctx.model, req, held, range(len(held)))
         for k, i in enumerate(held):
             ok = screen.answer(k, free, free)[0]
             if ok or (ok is None and fits(free, req[i]) is not None):
@@ -452,11 +452,7 @@ def _backfill_nodes(ctx, q, first: int, stop: int, shadow: float, extra, memo=No
             positions = [pos for pos in order if q[pos] not in marks or touched[part[q[pos]]]]
     else:
         positions = range(first, stop) if order is None else order
-    screen = None
-    if len(positions) >= SCREEN_FROM:
-        if not isinstance(positions, list):
-            positions = list(positions)
-        screen = Screen(model, [req[q[pos]] for pos in positions], after=SCREEN_AFTER)
+    screen = Screen(model, req, q, positions, after=SCREEN_AFTER) if len(positions) >= SCREEN_FROM else None
     sf = sl = None  # the screen's answers for the job examined (see simulator.screen)
     for k, pos in enumerate(positions):
         i = q[pos]

@@ -53,7 +53,7 @@ def states(draw, cluster, shares=False):
 @given(case=st.one_of(states(CLUSTER), states(PARTITIONED), states(CLUSTER, shares=True)))
 def test_the_screen_answers_as_placement_does(case):
     model, free, reqs = case
-    screen = Screen(model, reqs)
+    screen = Screen(model, reqs, list(range(len(reqs))), range(len(reqs)))
     for k, r in enumerate(reqs):
         placed = model.fits(free, r) is not None
         said, _ = screen.answer(k, free, free)
