@@ -95,7 +95,8 @@ class Context:
     ``free`` (the resource model's free state), ``model``, ``req[i]`` and ``est[i]`` (the current
     request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
     ``alloc[i]`` and ``started[i]``; policies and orders may define ``started(ctx, i)``,
-    ``stopped(ctx, i, t)`` and ``requeued(ctx, i)`` to hear of attempts; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
+    ``stopped(ctx, i, t)``, ``requeued(ctx, i)`` and ``revised(ctx, i, old key)`` (a running job's
+    estimated end moved) to hear of attempts; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
     (why a job waits this pass) and :meth:`wake_at` (ask for a pass at a later time).
     """
 
@@ -196,6 +197,7 @@ class Context:
         self.requeue_hooks = [h for h in (getattr(o, "requeued", None) for o in owners) if h is not None]
         self.start_hooks = [h for h in (getattr(o, "started", None) for o in owners) if h is not None]
         self.stop_hooks = [h for h in (getattr(o, "stopped", None) for o in owners) if h is not None]
+        self.revise_hooks = [h for h in (getattr(o, "revised", None) for o in owners) if h is not None]
         self.log = AttemptLog(keep_allocs=model.kind != "pool")
         self.gave_up = False
         give_up = sim.give_up
@@ -388,6 +390,8 @@ class Context:
                 self._rekey(self.running_in[p], old, key)
         self.running_key[i] = key
         self.revisions += 1
+        for hook in self.revise_hooks:
+            hook(self, i, old)
 
     @staticmethod
     def _rekey(entries: list, old, key) -> None:

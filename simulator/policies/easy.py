@@ -40,6 +40,7 @@ import numpy as np
 
 from ..result import RESERVATION, RESOURCES
 from ..screen import Screen
+from .easy_pass import RunningIndex, applies
 from .fifo import start_head
 from .order import SubmitOrder
 
@@ -52,7 +53,7 @@ class EASY:
     name = "easy"
 
     def __init__(self, order=None, depth: int | None = None, record: bool = False, release_ties: bool = False,
-                 backfill_order: str = "fcfs"):
+                 backfill_order: str = "fcfs", compiled: bool = True):
         if depth is not None and depth < 0:
             raise ValueError("depth must be ≥ 0 or None")
         if backfill_order not in BACKFILL_ORDERS:
@@ -62,10 +63,12 @@ class EASY:
         self.depth = depth
         self.record = record
         self.release_ties = release_ties
+        self.compiled = compiled
         self.reservations: dict = {}
         self._cache = None
         self._memo: dict = {"marks": set(), "xmarks": set(), "releases": 0}
         self._held: list = []
+        self._index = None
 
     def reset(self, ctx) -> None:
         self.order.reset(ctx)
@@ -73,6 +76,7 @@ class EASY:
         self._cache = None
         self._memo = {"marks": set(), "xmarks": set(), "releases": 0}
         self._held: list = []
+        self._index = RunningIndex(ctx) if self.compiled and applies(ctx.model) else None
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)
@@ -84,6 +88,9 @@ class EASY:
             self._cache = None
             return
         self.order.arrange(ctx)
+        if self._index is not None:
+            self._compiled_pass(ctx, q)
+            return
         cache = self._cache
         if cache is not None and cache[0] == q[0] and cache[5] == ctx.revisions:
             head, shadow, extra, seen, releases, _ = cache
@@ -121,6 +128,17 @@ class EASY:
         extra, keep, seen = backfill(ctx, q, shadow, extra, self.depth, memo=self._memo, ties=not self.release_ties,
                                      sjf=self.backfill_order == "sjf")
         self._finish_pass(ctx, head, shadow, extra, keep, seen)
+
+    def _compiled_pass(self, ctx, q) -> None:
+        """The full pass, compiled (:mod:`.easy_pass`): the same starts and notes as below."""
+        head, shadow, held = self._index.run(ctx, q, self.release_ties, self.depth, self.backfill_order == "sjf")
+        if head is None:
+            return
+        ctx.note(head, RESOURCES)
+        if self.record and ctx.ids[head] not in self.reservations:
+            self.reservations[ctx.ids[head]] = shadow
+        if held:
+            ctx.pass_notes.update(dict.fromkeys(held, RESERVATION))
 
     def _finish_pass(self, ctx, head: int, shadow: float, extra, keep: bool, seen: int) -> None:
         if not keep:  # a start this pass changed what a full pass would reserve (module text)

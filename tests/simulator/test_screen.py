@@ -14,7 +14,15 @@ from simulator.nodes import node_model
 from simulator.policies import easy
 from simulator.screen import Screen, fit_counts
 from tests.profiles import examples
-from tests.simulator.test_properties import CLUSTER, GB, PARTITIONED, PARTITIONS, assert_same_schedule, traces
+from tests.simulator.test_properties import (
+    CLUSTER,
+    GB,
+    PARTITIONED,
+    PARTITIONS,
+    assert_same_schedule,
+    in_python,
+    traces,
+)
 
 
 def test_a_gang_fits_where_enough_nodes_each_hold_its_share():
@@ -72,6 +80,7 @@ def test_easy_schedules_the_same_with_and_without_screening(jobs, cluster, polic
     target = CLUSTER if cluster == "plain" else PARTITIONED
     make = {"easy": EASY, "sjf": lambda: EASY(backfill_order="sjf"),
             "budget": lambda: Budget({"p": 0.5, "q": 0.25}, window_s=100.0, calc_period_s=0.0)}[policy]
+    make = (lambda build: lambda: in_python(build()))(make)  # the screen is part of the Python pass
     kw = dict(fit=fit, topology=topology)
     with mock.patch.object(easy, "SCREEN_FROM", 1), mock.patch.object(easy, "SCREEN_AFTER", 0):
         screened = Simulator(target, make(), **kw).run(jobs)

@@ -1,0 +1,400 @@
+"""EASY's pass on nodes, compiled: the same starts and wait reasons as :mod:`.easy`'s full pass.
+
+A replay's time goes into its scheduling passes: one per distinct event time, each testing the
+waiting jobs against the nodes and walking the running jobs for the head's reservation.  On a node
+model where a request fits exactly when ``nodes`` nodes of its partition each hold its per-node need
+(first fit, no devices, no required switch group), that pass is a few loops over small integer
+arrays, compiled here with Numba.
+
+:class:`RunningIndex` keeps what the pass reads and the engine's lists hold as Python objects: the
+running jobs in order of estimated end (then start order), the nodes and per-node amounts each holds,
+and each job's current per-node need, nodes, partition and estimate.  It hears of starts, stops and
+re-queues through the context's hooks.  :func:`easy_pass` is one full pass (start the head while it
+fits, reserve for the first that does not, backfill the rest), computed on copies; the caller applies
+its starts through ``ctx.start`` in the order given, so the engine's records are unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+INF = math.inf
+
+
+@numba.njit(cache=True)
+def _holds(a, b, use_b, node, c, m, g) -> bool:
+    """Whether ``node`` has ``(c, m, g)`` free in ``a`` (in the smaller of ``a`` and ``b`` with ``use_b``)."""
+    f0 = a[0, node]
+    f1 = a[1, node]
+    f2 = a[2, node]
+    if use_b:
+        f0 = min(f0, b[0, node])
+        f1 = min(f1, b[1, node])
+        f2 = min(f2, b[2, node])
+    return f0 >= c and (m == 0 or f1 >= m) and (g == 0 or f2 >= g)
+
+
+@numba.njit(cache=True)
+def _place(a, b, use_b, c, m, g, n, allowed, lo, hi, switch, prefer, cand, counts, out, off) -> bool:
+    """First fit of ``n`` nodes each holding ``(c, m, g)``: the lowest-numbered fitting nodes, inside
+    the lowest-numbered switch group that can hold them all when ``prefer``.  The nodes go to
+    ``out[off:off + n]``; False when the request cannot start."""
+    k = 0
+    for node in range(lo, hi):
+        if allowed[node] and _holds(a, b, use_b, node, c, m, g):
+            if n == 1:
+                out[off] = node
+                return True
+            cand[k] = node
+            k += 1
+    if n == 1 or k < n:
+        return False
+    if prefer:
+        counts[:] = 0
+        for t in range(k):
+            counts[switch[cand[t]]] += 1
+        chosen = -1
+        for s in range(len(counts)):
+            if counts[s] >= n:
+                chosen = s
+                break
+        if chosen >= 0:
+            u = 0
+            for t in range(k):
+                if switch[cand[t]] == chosen:
+                    out[off + u] = cand[t]
+                    u += 1
+                    if u == n:
+                        break
+            return True
+    for t in range(n):
+        out[off + t] = cand[t]
+    return True
+
+
+@numba.njit(cache=True)
+def _take(state, c, m, g, nodes, off, n) -> None:
+    for t in range(n):
+        node = nodes[off + t]
+        state[0, node] -= c
+        state[1, node] -= m
+        state[2, node] -= g
+
+
+@numba.njit(cache=True)
+def _reserve(free, cap, c, m, g, n, allowed, lo, hi, ends, jobs, count, held, node_off, nnodes, node_pool,
+             release_ties, switch, prefer, cand, counts, tmp, extra) -> float:
+    """The head's shadow time, and in ``extra`` the free state left at it beyond the head's placement
+    (every node outside its partition at capacity): :func:`.easy._node_reservation`."""
+    ready = 0
+    for node in range(lo, hi):
+        if allowed[node] and _holds(free, free, False, node, c, m, g):
+            ready += 1
+    extra[:, :] = free
+    shadow = INF
+    for t in range(count):
+        e = ends[t]
+        if ready >= n and not (release_ties and e == shadow):
+            break
+        j = jobs[t]
+        base = node_off[j]
+        for u in range(nnodes[j]):
+            node = node_pool[base + u]
+            if not allowed[node]:
+                continue
+            was = _holds(extra, extra, False, node, c, m, g)
+            extra[0, node] += held[j, 0]
+            extra[1, node] += held[j, 1]
+            extra[2, node] += held[j, 2]
+            if not was and _holds(extra, extra, False, node, c, m, g):
+                ready += 1
+        if ready >= n and shadow == INF:
+            shadow = e
+    if shadow < INF:
+        _place(extra, extra, False, c, m, g, n, allowed, lo, hi, switch, prefer, cand, counts, tmp, 0)
+        _take(extra, c, m, g, tmp, 0, n)
+    for node in range(extra.shape[1]):
+        if not allowed[node]:
+            extra[0, node] = cap[0, node]
+            extra[1, node] = cap[1, node]
+            extra[2, node] = cap[2, node]
+    return shadow
+
+
+@numba.njit(cache=True)
+def _insert(ends, seqs, jobs, count, e, s, j) -> int:
+    """Insert ``(e, s, j)`` into the first ``count`` entries, kept sorted by (end, seq); the new count."""
+    lo, hi = 0, count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends[mid] < e or (ends[mid] == e and seqs[mid] < s):
+            lo = mid + 1
+        else:
+            hi = mid
+    for t in range(count, lo, -1):
+        ends[t] = ends[t - 1]
+        seqs[t] = seqs[t - 1]
+        jobs[t] = jobs[t - 1]
+    ends[lo] = e
+    seqs[lo] = s
+    jobs[lo] = j
+    return count + 1
+
+
+@numba.njit(cache=True)
+def _remove(ends, seqs, jobs, count, e, s) -> int:
+    """Remove the entry ``(e, s)`` from the first ``count`` entries; the new count."""
+    lo, hi = 0, count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends[mid] < e or (ends[mid] == e and seqs[mid] < s):
+            lo = mid + 1
+        else:
+            hi = mid
+    for t in range(lo, count - 1):
+        ends[t] = ends[t + 1]
+        seqs[t] = seqs[t + 1]
+        jobs[t] = jobs[t + 1]
+    return count - 1
+
+
+@numba.njit(cache=True)
+def _start(i, free, c, m, g, n, nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off, node_pool) -> int:
+    """Take job ``i``'s nodes (``nodes[w:w + n]``) from ``free`` and enter it as running, as
+    ``ctx.start`` will; the new count of running jobs."""
+    _take(free, c, m, g, nodes, w, n)
+    base = node_off[i]
+    for u in range(n):
+        node_pool[base + u] = nodes[w + u]
+    held[i, 0], held[i, 1], held[i, 2] = c, m, g
+    return _insert(ends, seqs, jobs, count, now + est[i], seq, i)
+
+
+@numba.njit(cache=True)
+def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nnodes, part, allowed, part_lo,
+              part_hi, est, ends, seqs, jobs, held, node_off, node_pool, switch, prefer, scratch, out_pos, out_nodes,
+              out_notes, out):
+    """One full EASY pass over queue ``q`` (job positions, in the policy's order).
+
+    Writes the queue positions started, in start order, to ``out_pos``, their nodes to ``out_nodes``
+    (``nnodes`` of each, in the same order) and the positions the reservation holds back to
+    ``out_notes``; enters the started jobs as running (``ends``/``seqs``/``jobs``, ``held``,
+    ``node_pool``) with the sequence numbers ``ctx.start`` gives them.  ``out`` gets [head starts,
+    starts, nodes written, notes, head position or -1, running jobs]; the shadow time is returned
+    (``inf`` without a reservation).  ``scratch``: a (9, nodes) int64 array, overwritten."""
+    nq = len(q)
+    nodes_total = free0.shape[1]
+    free = scratch[0:3]
+    free[:, :] = free0
+    extra = scratch[3:6]
+    cand = scratch[6]
+    tmp = scratch[7]
+    counts = scratch[8]
+    n_start = 0
+    w = 0
+    nh = 0  # start jobs from the head while they fit
+    while nh < nq:
+        i = q[nh]
+        c, m, g, n, p = need[i, 0], need[i, 1], need[i, 2], nnodes[i], part[i]
+        if not _place(free, free, False, c, m, g, n, allowed[p], part_lo[p], part_hi[p], switch, prefer, cand,
+                      counts, out_nodes, w):
+            break
+        seq += 1
+        count = _start(i, free, c, m, g, n, out_nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off,
+                       node_pool)
+        w += n
+        out_pos[n_start] = nh
+        n_start += 1
+        nh += 1
+    out[0] = nh
+    out[3] = 0
+    out[4] = -1
+    out[1], out[2], out[5] = n_start, w, count
+    if nh == nq:
+        return INF
+    head = q[nh]
+    out[4] = nh
+    hp = part[head]
+    shadow = _reserve(free, cap, need[head, 0], need[head, 1], need[head, 2], nnodes[head], allowed[hp],
+                      part_lo[hp], part_hi[hp], ends, jobs, count, held, node_off, nnodes, node_pool, release_ties,
+                      switch, prefer, cand, counts, tmp, extra)
+    first = nh + 1
+    stop = nq if depth < 0 else min(nq, nh + 1 + depth)
+    idle_c = 0
+    idle_g = 0
+    for node in range(nodes_total):
+        idle_c += free[0, node]
+        idle_g += free[2, node]
+    if first >= stop or not (idle_c > 0 or idle_g > 0):
+        return shadow
+    # the most of each resource one node of each partition has free: free resources only shrink in a
+    # pass, so a one-node request asking more than that fits nowhere for the rest of it
+    parts = allowed.shape[0]
+    most = np.zeros((parts, 3), dtype=np.int64)
+    for p in range(parts):
+        al = allowed[p]
+        for node in range(part_lo[p], part_hi[p]):
+            if al[node]:
+                for r in range(3):
+                    if free[r, node] > most[p, r]:
+                        most[p, r] = free[r, node]
+    order = np.arange(first, stop)
+    if sjf:
+        keys = np.empty(stop - first, dtype=np.float64)
+        for t in range(stop - first):
+            keys[t] = est[q[first + t]]
+        order = order[np.argsort(keys, kind="mergesort")]
+    notes = 0
+    for pos in order:
+        i = q[pos]
+        c, m, g, n, p = need[i, 0], need[i, 1], need[i, 2], nnodes[i], part[i]
+        if c > most[p, 0] or m > most[p, 1] or g > most[p, 2]:
+            continue
+        al, lo, hi = allowed[p], part_lo[p], part_hi[p]
+        if now + est[i] > shadow:
+            if _place(free, extra, True, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
+                _take(extra, c, m, g, out_nodes, w, n)
+            else:
+                if _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, tmp, 0):
+                    out_notes[notes] = pos
+                    notes += 1
+                continue
+        elif not _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
+            continue
+        seq += 1
+        count = _start(i, free, c, m, g, n, out_nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off,
+                       node_pool)
+        w += n
+        out_pos[n_start] = pos
+        n_start += 1
+        idle_c -= c * n
+        idle_g -= g * n
+        if not (idle_c > 0 or idle_g > 0):
+            break
+    out[1], out[2], out[3], out[5] = n_start, w, notes, count
+    return shadow
+
+
+def applies(model) -> bool:
+    """Whether :func:`easy_pass` is exactly :mod:`.easy`'s pass on ``model``: nodes with three resource
+    rows, first fit, no switch group required."""
+    return (getattr(model, "kind", None) == "nodes" and not model.devices and model.fit == "first"
+            and model.topology in ("none", "prefer"))
+
+
+class RunningIndex:
+    """What :func:`easy_pass` reads of a run, kept as arrays beside the context's lists (module text).
+    It registers itself on ``ctx``'s start, stop, re-queue and revision hooks."""
+
+    def __init__(self, ctx):
+        model = ctx.model
+        n = ctx.n
+        req = ctx.req
+        nodes_total = model.capacity.shape[1]
+        self.need = np.array([r.need_t for r in req], dtype=np.int64).reshape(n, 3)
+        self.nnodes = np.array([r.nodes for r in req], dtype=np.int64)
+        self.part = np.array([r.part for r in req], dtype=np.int64)
+        parts = len(model.part_id)
+        masks = model.part_masks
+        self.allowed = (np.ones((parts, nodes_total), dtype=np.bool_) if masks is None
+                        else np.ascontiguousarray(masks, dtype=np.bool_))
+        lo = np.zeros(parts, dtype=np.int64)
+        hi = np.zeros(parts, dtype=np.int64)
+        for p in range(parts):
+            idx = np.flatnonzero(self.allowed[p])
+            if len(idx):
+                lo[p], hi[p] = idx[0], idx[-1] + 1
+        self.part_lo, self.part_hi = lo, hi
+        self.est = np.array(ctx.est, dtype=np.float64)
+        self.ends = np.empty(n + 1, dtype=np.float64)
+        self.seqs = np.empty(n + 1, dtype=np.int64)
+        self.jobs = np.empty(n + 1, dtype=np.int64)
+        self.count = 0
+        self.held = np.zeros((n, 3), dtype=np.int64)
+        self.node_off = np.concatenate([[0], np.cumsum(self.nnodes)[:-1]]).astype(np.int64)
+        self.node_pool = np.zeros(max(1, int(self.nnodes.sum())), dtype=np.int64)
+        self.cap = model.capacity
+        self.switch = np.ascontiguousarray(model.switch, dtype=np.int64)
+        self.prefer = model.topology == "prefer"
+        self.out_pos = np.empty(n + 1, dtype=np.int64)
+        self.out_nodes = np.empty(len(self.node_pool), dtype=np.int64)
+        self.out_notes = np.empty(n + 1, dtype=np.int64)
+        self.out = np.zeros(6, dtype=np.int64)
+        self.scratch = np.zeros((9, nodes_total), dtype=np.int64)  # switch groups number fewer than nodes
+        self.applying = False  # while the pass's own starts are applied (it has entered them itself)
+        #: what easy_pass reads after its per-pass arguments (the arrays are updated in place)
+        self.arrays = (self.cap, self.need, self.nnodes, self.part, self.allowed, self.part_lo, self.part_hi,
+                       self.est, self.ends, self.seqs, self.jobs, self.held, self.node_off, self.node_pool,
+                       self.switch, self.prefer, self.scratch, self.out_pos, self.out_nodes, self.out_notes,
+                       self.out)
+        ctx.start_hooks.append(self.started)
+        ctx.stop_hooks.append(self.stopped)
+        ctx.requeue_hooks.append(self.requeued)
+        ctx.revise_hooks.append(self.revised)
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def started(self, ctx, i: int) -> None:
+        if self.applying:
+            return
+        e, s, _ = ctx.running_key[i]
+        self.count = _insert(self.ends, self.seqs, self.jobs, self.count, e, s, i)
+        alloc = ctx.alloc[i]
+        nodes = alloc[2]
+        off = int(self.node_off[i])
+        if len(nodes) == 1:
+            self.node_pool[off] = nodes[0]
+        else:
+            self.node_pool[off : off + len(nodes)] = nodes
+        self.held[i] = alloc[3]
+
+    def stopped(self, ctx, i: int, t: float) -> None:
+        e, s, _ = ctx.running_key[i]
+        self.count = _remove(self.ends, self.seqs, self.jobs, self.count, e, s)
+
+    def requeued(self, ctx, i: int) -> None:
+        self.need[i] = ctx.req[i].need_t
+        self.est[i] = ctx.est[i]
+
+    def revised(self, ctx, i: int, old) -> None:
+        self.count = _remove(self.ends, self.seqs, self.jobs, self.count, old[0], old[1])
+        e, s, _ = ctx.running_key[i]
+        self.count = _insert(self.ends, self.seqs, self.jobs, self.count, e, s, i)
+
+    # ---- the pass ---------------------------------------------------------------------------
+    def run(self, ctx, q: list, release_ties: bool, depth: int | None, sjf: bool) -> tuple:
+        """One pass over ``q``: start its jobs through ``ctx.start`` and remove them from ``q``;
+        return ``(head, shadow)`` (``head`` the job reserved for, or ``None``) and the jobs the
+        reservation held back."""
+        out = self.out
+        shadow = easy_pass(ctx.free, np.array(q, dtype=np.int64), ctx.now, ctx.seq, self.count, release_ties,
+                           -1 if depth is None else depth, sjf, *self.arrays)
+        _, starts, written, notes, head_pos, self.count = out.tolist()
+        head = None if head_pos < 0 else q[head_pos]
+        held = [q[p] for p in self.out_notes[:notes].tolist()] if notes else []
+        if starts:
+            req = ctx.req
+            positions = self.out_pos[:starts].tolist()
+            flat = self.out_nodes[:written]
+            nodes = flat.tolist()
+            w = 0
+            self.applying = True
+            try:
+                for pos in positions:
+                    i = q[pos]
+                    r = req[i]
+                    n = r.nodes
+                    if n == 1:
+                        node = nodes[w]
+                        alloc = (node, r.col, [node], r.need_t)
+                    else:
+                        alloc = (flat[w : w + n].copy(), r.col, nodes[w : w + n], r.need_t)
+                    w += n
+                    ctx.start(i, alloc)
+            finally:
+                self.applying = False
+            for pos in sorted(positions, reverse=True):
+                del q[pos]
+        return head, shadow, held

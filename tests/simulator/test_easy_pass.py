@@ -1,0 +1,86 @@
+"""The compiled EASY pass on nodes (simulator.policies.easy_pass) against the Python pass it replaces."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import EASY, Cluster, NodeGroup, Pool, Simulator
+from simulator.nodes import node_model
+from simulator.policies import easy_pass
+from tests.profiles import examples
+from tests.simulator.test_properties import (
+    CLUSTER,
+    EASY_FAMILY,
+    GB,
+    PARTITIONED,
+    assert_same_schedule,
+    in_millis,
+    in_python,
+    inner,
+    traces,
+)
+
+
+@settings(max_examples=examples(200))
+@given(jobs=traces(partitions=True), cluster=st.sampled_from(["plain", "partitioned"]),
+       policy=st.sampled_from(sorted(EASY_FAMILY)), topology=st.sampled_from(["none", "prefer"]),
+       restart=st.sampled_from([0.0, 2.0]))
+def test_the_compiled_pass_schedules_as_the_python_pass(jobs, cluster, policy, topology, restart):
+    target = CLUSTER if cluster == "plain" else PARTITIONED
+    kw = dict(topology=topology, restart_cost_s=restart)
+    compiled = Simulator(target, EASY_FAMILY[policy](), **kw).run(jobs)
+    python = Simulator(target, in_python(EASY_FAMILY[policy]()), **kw).run(jobs)
+    assert_same_schedule(compiled, python)
+
+
+def mirrored(policy):
+    """``policy`` checking, before each pass, that its running index holds what the context holds."""
+    easy = inner(policy)
+    schedule = policy.schedule
+
+    def checked(ctx):
+        index = easy._index
+        assert index is not None
+        k = index.count
+        entries = list(zip(index.ends[:k].tolist(), index.seqs[:k].tolist(), index.jobs[:k].tolist(), strict=True))
+        assert entries == [tuple(e) for e in ctx.running]
+        for _, _, j in ctx.running:
+            alloc = ctx.alloc[j]
+            off = int(index.node_off[j])
+            assert index.node_pool[off : off + len(alloc[2])].tolist() == list(alloc[2])
+            assert tuple(index.held[j].tolist()) == tuple(alloc[3])
+        for j in ctx.queue:
+            assert tuple(index.need[j].tolist()) == ctx.req[j].need_t and index.est[j] == ctx.est[j]
+        schedule(ctx)
+
+    policy.schedule = checked
+    return policy
+
+
+@settings(max_examples=examples(100))
+@given(jobs=traces(partitions=True), policy=st.sampled_from(sorted(EASY_FAMILY)))
+def test_the_running_index_follows_starts_stops_requeues_and_revisions(jobs, policy):
+    r = Simulator(PARTITIONED, mirrored(EASY_FAMILY[policy]()), restart_cost_s=2.0).run(jobs)
+    assert np.isfinite(r.end[r.state == "COMPLETED"]).all()
+
+
+def test_the_pass_is_compiled_only_where_it_is_the_python_pass_exactly():
+    cluster = Cluster(groups=(NodeGroup("a", 2, cpus=4, mem_bytes=8 * GB, gpus=2),))
+    assert easy_pass.applies(node_model(cluster))
+    assert easy_pass.applies(node_model(cluster, topology="prefer"))
+    assert not easy_pass.applies(node_model(cluster, fit="best"))
+    assert not easy_pass.applies(node_model(cluster, topology="require"))
+    assert not easy_pass.applies(node_model(cluster, gpu_unit=1000))  # GPU devices shared
+    assert not easy_pass.applies(Simulator(Pool(4)).model())
+
+
+@settings(max_examples=examples(50))
+@given(jobs=traces(partitions=True, shares=True))
+def test_shared_gpus_keep_the_python_pass(jobs):
+    jobs = in_millis(jobs)
+    policy = EASY()
+    r = Simulator(CLUSTER, policy).run(jobs)
+    assert policy._index is None
+    assert_same_schedule(r, Simulator(CLUSTER, in_python(EASY())).run(jobs))
