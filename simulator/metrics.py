@@ -96,14 +96,31 @@ def gpu_hours_by_account(result, shares: dict | None, span_s: float) -> dict:
     else:
         accounts = r.account[r.a_job]
         hours = r.a_gpus * (r.a_end - r.a_start) / 3600.0
-    names = sorted(set(accounts.tolist()) | set((shares or {}).keys()))
+    delivered = _sums_by(accounts, hours)
+    names = sorted(set(delivered) | set((shares or {}).keys()))
     cluster_hours = r.capacity["gpus"] * span_s / 3600.0
     out = {}
     for name in names:
-        delivered = float(hours[accounts == name].sum()) if len(hours) else 0.0
         share = (shares or {}).get(name)
-        out[name] = {"delivered": delivered, "entitled": None if share is None else share * cluster_hours}
+        out[name] = {"delivered": delivered.get(name, 0.0),
+                     "entitled": None if share is None else share * cluster_hours}
     return out
+
+
+def codes(keys: np.ndarray) -> tuple:
+    """``(names, codes)``: the distinct keys in the order first seen, and each key's index in them."""
+    index: dict = {}
+    got = np.fromiter((index.setdefault(k, len(index)) for k in keys.tolist()), dtype=np.int64, count=len(keys))
+    return list(index), got
+
+
+def _sums_by(keys: np.ndarray, values: np.ndarray) -> dict:
+    """``{key: sum of its values}``, each sum taken over the key's values in their order (as
+    ``values[keys == key].sum()`` would, so the floating-point sums are the same)."""
+    names, got = codes(keys)
+    order = np.argsort(got, kind="stable")
+    bounds = np.searchsorted(got[order], np.arange(len(names) + 1))
+    return {name: float(values[order[bounds[k]:bounds[k + 1]]].sum()) for k, name in enumerate(names)}
 
 
 def wait_gap(simulated, logged) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator import EASY, GiveUp, Simulator, metrics
+from simulator.metrics import codes
 from simulator.records import Cluster, Partition, Pool
 from simulator.result import whole_units
 from simulator.simulate import make_policy
@@ -83,7 +84,8 @@ def policy_for(name: str, setting: Setting):
 
 def run(task: Replay, setting: Setting) -> dict:
     """Replay ``task``; return its metrics (``gave_up`` when it stopped early), or with ``keep_jobs`` the
-    whole result and the per-job records (``{"result": SimResult, "jobs": columns}``)."""
+    whole result, the per-job records and the run's :func:`pool_metrics` (``{"result": SimResult, "jobs":
+    columns, "metrics": dict}``)."""
     month = setting.month
     cluster = setting.cluster
     if task.pool is not None:
@@ -103,8 +105,16 @@ def run(task: Replay, setting: Setting) -> dict:
     sim = Simulator(cluster, policy_for(task.policy, setting), kill_at_limit=setting.kill_at_limit, give_up=give_up)
     result = sim.run(jobs)
     if task.keep_jobs:
-        return {"result": result, "jobs": job_records(result, jobs)}
+        return {"result": result, "jobs": job_records(result, jobs), "metrics": pool_metrics(result)}
     return summarise(result, cluster)
+
+
+def pool_metrics(result) -> dict:
+    """The run's :func:`simulator.metrics` (without the per-account GPU-hours), ``gave_up`` added."""
+    m = metrics(result)
+    m.pop("gpu_hours_by_account", None)
+    m["gave_up"] = bool(result.gave_up)
+    return m
 
 
 def summarise(result, cluster: Cluster) -> dict:
@@ -139,10 +149,11 @@ def _gpu_type_of(result) -> np.ndarray:
 
 
 def _sum_by(keys: np.ndarray, values: np.ndarray) -> dict:
-    out: dict = {}
-    for k, v in zip(keys.tolist(), values.tolist(), strict=True):
-        out[str(k)] = out.get(str(k), 0.0) + float(v)
-    return {k: out[k] for k in sorted(out)}
+    """``{str(key): sum of its values}`` in key order, each sum added up in the values' order."""
+    names, got = codes(np.array([str(k) for k in keys.tolist()], dtype=object))
+    sums = np.bincount(got, weights=np.asarray(values, dtype=np.float64), minlength=len(names)).tolist()
+    at = {k: i for i, k in enumerate(names)}
+    return {k: sums[at[k]] for k in sorted(names)}
 
 
 def _gpu_capacity(cluster) -> dict:

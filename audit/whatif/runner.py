@@ -80,9 +80,13 @@ class Runner:
         from dask.distributed import as_completed
 
         futures = [self.client.submit(fn, t, *shared, pure=False) for t in tasks]
-        for _ in as_completed(futures):
+        index = {f.key: k for k, f in enumerate(futures)}
+        out = [None] * len(tasks)
+        # each answer is fetched as it finishes, while the workers go on with the rest
+        for future, answer in as_completed(futures, with_results=True):
+            out[index[future.key]] = answer
             self._tick()
-        return self.client.gather(futures)
+        return out
 
     def stream(self, fn, *shared) -> Stream:
         """A :class:`Stream` of ``fn(task, *shared)`` on the workers."""
