@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simulator import SimResult, metrics
+from simulator import SimResult
 from simulator.records import Cluster
 
 from .capacity import (
@@ -151,24 +151,32 @@ def _merge(results: list, cluster) -> dict:
 
 
 def full_round(scns: list, pools: list, replay, setting: Setting, options: Options, *, shake=None) -> tuple:
-    """Every scenario on every pool at full size: ``(merged metrics, per-pool metrics, merged results)``."""
-    tasks = [Replay(s, pool=p, shake=shake, keep_jobs=True, policy=options.policy) for s in scns for p in pools]
-    out = replay(tasks)
+    """Every scenario on every pool at full size: ``(merged metrics, per-pool metrics, merged results)``.
+
+    The replays are handed out scenario by scenario (a scenario's largest pools first) and each
+    scenario's pools are merged as soon as they are all known, while the workers go on with the next."""
+    stream = replay.stream()
+    for k, s in enumerate(scns):
+        for p in sorted(pools, key=lambda pool: -replay.size(pool)):
+            stream.put((k, p), Replay(s, pool=p, shake=shake, keep_jobs=True, policy=options.policy))
+    got: dict = {}
+    merged: dict = {}
+    for (k, p), answer in stream:
+        got[(k, p)] = answer
+        if all((k, q) in got for q in pools):
+            merged[k] = _merge_scenario([got.pop((k, q)) for q in pools], pools, setting)
     full, per_pool, jobs = {}, {}, {}
     for k, s in enumerate(scns):
-        got = out[k * len(pools):(k + 1) * len(pools)]
-        parts = [g["result"] for g in got]
-        per_pool[s.name] = {p: _pool_metrics(r) for p, r in zip(pools, parts, strict=True)}
-        full[s.name], _ = _merge(parts, setting.cluster)
-        jobs[s.name] = {c: np.concatenate([g["jobs"][c] for g in got]) for c in got[0]["jobs"]}
+        full[s.name], per_pool[s.name], jobs[s.name] = merged[k]
     return full, per_pool, jobs
 
 
-def _pool_metrics(result) -> dict:
-    m = metrics(result)
-    m.pop("gpu_hours_by_account", None)
-    m["gave_up"] = bool(result.gave_up)
-    return m
+def _merge_scenario(got: list, pools: list, setting: Setting) -> tuple:
+    """One scenario's replays of ``pools`` (in that order): merged metrics, per-pool metrics, job records."""
+    per_pool = {p: g["metrics"] for p, g in zip(pools, got, strict=True)}
+    full, _ = _merge([g["result"] for g in got], setting.cluster)
+    jobs = {c: np.concatenate([g["jobs"][c] for g in got]) for c in got[0]["jobs"]}
+    return full, per_pool, jobs
 
 
 def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options,
@@ -335,9 +343,12 @@ def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, option
         seed, p = done.key
         n = pool_nodes(setting.cluster, p)
         near = found.get(p)
+        near = n if near is None else near
         base = Replay(scn, pool=p, shake=seed, policy=options.policy)
+        # only the nodes recovered are kept of a shaken copy, and a full pool recovers none whether it
+        # passes or not: the full pool is taken to pass and never replayed
         srch = searches[(seed, p)] = PoolSearch((seed, p), base, Target.of(done.answer), n, n,
-                                                near=n if near is None else near)
+                                                near=max(1, min(near, n - 1)), full_passes=True)
         return [srch]
 
     if started is None:
