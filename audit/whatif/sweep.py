@@ -153,12 +153,15 @@ def _merge(results: list, cluster) -> dict:
 def full_round(scns: list, pools: list, replay, setting: Setting, options: Options, *, shake=None) -> tuple:
     """Every scenario on every pool at full size: ``(merged metrics, per-pool metrics, merged results)``.
 
-    The replays are handed out scenario by scenario (a scenario's largest pools first) and each
-    scenario's pools are merged as soon as they are all known, while the workers go on with the next."""
+    The largest pool's replays are handed out first (the longest tasks, so the workers finish
+    together), then the other pools' scenario by scenario; each scenario's pools are merged as soon as
+    they are all known, while the workers go on with the rest."""
     stream = replay.stream()
-    for k, s in enumerate(scns):
-        for p in sorted(pools, key=lambda pool: -replay.size(pool)):
-            stream.put((k, p), Replay(s, pool=p, shake=shake, keep_jobs=True, policy=options.policy))
+    largest = max(pools, key=lambda pool: replay.size(pool))
+    order = sorted(((k, p) for k in range(len(scns)) for p in pools),
+                   key=lambda kp: (kp[1] != largest, kp[0], -replay.size(kp[1])))
+    for k, p in order:
+        stream.put((k, p), Replay(scns[k], pool=p, shake=shake, keep_jobs=True, policy=options.policy))
     got: dict = {}
     merged: dict = {}
     for (k, p), answer in stream:
