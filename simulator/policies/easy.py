@@ -13,7 +13,8 @@ shadow time or it fits inside the extra (which it then uses up), so it can never
 reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_max_job_test``);
 ``None`` examines all; ``backfill_order="sjf"`` examines the candidates shortest estimate first
 (with predicted estimates, Tsafrir, Etsion & Feitelson's EASY++).  ``record=True`` keeps each job's first reservation in ``reservations``
-(job id → shadow time).
+(job id → shadow time).  ``compiled=True`` (the default) runs each pass as the compiled full pass of
+:mod:`.easy_pass` on the node models where it is exactly this pass; ``False`` always runs the code below.
 
 Incremental passes: a pass in which nothing was released since the previous one, no running job's
 estimated end moved (a job that outlives a predicted estimate is given a later one), and the head is

@@ -125,8 +125,8 @@ def _reserve(free, cap, c, m, g, n, allowed, lo, hi, ends, jobs, count, held, no
 
 
 @numba.njit(cache=True)
-def _insert(ends, seqs, jobs, count, e, s, j) -> int:
-    """Insert ``(e, s, j)`` into the first ``count`` entries, kept sorted by (end, seq); the new count."""
+def _position(ends, seqs, count, e, s) -> int:
+    """Where ``(e, s)`` sits among the first ``count`` entries, kept sorted by (end, seq)."""
     lo, hi = 0, count
     while lo < hi:
         mid = (lo + hi) // 2
@@ -134,27 +134,27 @@ def _insert(ends, seqs, jobs, count, e, s, j) -> int:
             lo = mid + 1
         else:
             hi = mid
-    for t in range(count, lo, -1):
+    return lo
+
+
+@numba.njit(cache=True)
+def _insert(ends, seqs, jobs, count, e, s, j) -> int:
+    """Insert ``(e, s, j)`` into the first ``count`` entries; the new count."""
+    at = _position(ends, seqs, count, e, s)
+    for t in range(count, at, -1):
         ends[t] = ends[t - 1]
         seqs[t] = seqs[t - 1]
         jobs[t] = jobs[t - 1]
-    ends[lo] = e
-    seqs[lo] = s
-    jobs[lo] = j
+    ends[at] = e
+    seqs[at] = s
+    jobs[at] = j
     return count + 1
 
 
 @numba.njit(cache=True)
 def _remove(ends, seqs, jobs, count, e, s) -> int:
     """Remove the entry ``(e, s)`` from the first ``count`` entries; the new count."""
-    lo, hi = 0, count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ends[mid] < e or (ends[mid] == e and seqs[mid] < s):
-            lo = mid + 1
-        else:
-            hi = mid
-    for t in range(lo, count - 1):
+    for t in range(_position(ends, seqs, count, e, s), count - 1):
         ends[t] = ends[t + 1]
         seqs[t] = seqs[t + 1]
         jobs[t] = jobs[t + 1]
