@@ -8,8 +8,8 @@ arrays, compiled here with Numba.
 
 :class:`RunningIndex` keeps what the pass reads and the engine's lists hold as Python objects: the
 running jobs in order of estimated end (then start order), the nodes and per-node amounts each holds,
-and each job's current per-node need, nodes, partition and estimate.  It hears of starts, stops and
-re-queues through the context's hooks.  :func:`easy_pass` is one full pass (start the head while it
+and each job's current per-node need, nodes, partition and estimate.  It hears of starts, stops,
+re-queues and revised estimates through the context's hooks.  :func:`easy_pass` is one full pass (start the head while it
 fits, reserve for the first that does not, backfill the rest), computed on copies; the caller applies
 its starts through ``ctx.start`` in the order given, so the engine's records are unchanged.
 """
@@ -231,7 +231,7 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
     if first >= stop or not (idle_c > 0 or idle_g > 0):
         return shadow
     # the most of each resource one node of each partition has free: free resources only shrink in a
-    # pass, so a one-node request asking more than that fits nowhere for the rest of it
+    # pass, so a request asking more than that of one node fits nowhere for the rest of it
     parts = allowed.shape[0]
     most = np.zeros((parts, 3), dtype=np.int64)
     for p in range(parts):
