@@ -41,7 +41,6 @@ import numpy as np
 
 from ..result import RESERVATION, RESOURCES
 from ..screen import Screen
-from .easy_pass import RunningIndex, applies
 from .fifo import start_head
 from .order import SubmitOrder
 
@@ -77,7 +76,11 @@ class EASY:
         self._cache = None
         self._memo = {"marks": set(), "xmarks": set(), "releases": 0}
         self._held: list = []
-        self._index = RunningIndex(ctx) if self.compiled and applies(ctx.model) else None
+        self._index = None
+        if self.compiled and compilable(ctx.model):
+            from .easy_pass import RunningIndex  # Numba is imported only by replays that use it
+
+            self._index = RunningIndex(ctx)
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)
@@ -147,6 +150,13 @@ class EASY:
             return
         self._cache = (head, shadow, extra, seen, ctx.releases, ctx.revisions)
         self._held = [i for i, r in ctx.pass_notes.items() if r == RESERVATION]
+
+
+def compilable(model) -> bool:
+    """Whether the compiled pass (:mod:`.easy_pass`) is exactly this module's pass on ``model``: nodes
+    with three resource rows, first fit, no switch group required."""
+    return (getattr(model, "kind", None) == "nodes" and not model.devices and model.fit == "first"
+            and model.topology in ("none", "prefer"))
 
 
 def note_held(ctx, held) -> None:

@@ -278,13 +278,6 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
     return shadow
 
 
-def applies(model) -> bool:
-    """Whether :func:`easy_pass` is exactly :mod:`.easy`'s pass on ``model``: nodes with three resource
-    rows, first fit, no switch group required."""
-    return (getattr(model, "kind", None) == "nodes" and not model.devices and model.fit == "first"
-            and model.topology in ("none", "prefer"))
-
-
 class RunningIndex:
     """What :func:`easy_pass` reads of a run, kept as arrays beside the context's lists (module text).
     It registers itself on ``ctx``'s start, stop, re-queue and revision hooks."""

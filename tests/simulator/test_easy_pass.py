@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from simulator import EASY, Cluster, NodeGroup, Pool, Simulator
 from simulator.nodes import node_model
-from simulator.policies import easy_pass
+from simulator.policies import easy
 from tests.profiles import examples
 from tests.simulator.test_properties import (
     CLUSTER,
@@ -68,12 +68,12 @@ def test_the_running_index_follows_starts_stops_requeues_and_revisions(jobs, pol
 
 def test_the_pass_is_compiled_only_where_it_is_the_python_pass_exactly():
     cluster = Cluster(groups=(NodeGroup("a", 2, cpus=4, mem_bytes=8 * GB, gpus=2),))
-    assert easy_pass.applies(node_model(cluster))
-    assert easy_pass.applies(node_model(cluster, topology="prefer"))
-    assert not easy_pass.applies(node_model(cluster, fit="best"))
-    assert not easy_pass.applies(node_model(cluster, topology="require"))
-    assert not easy_pass.applies(node_model(cluster, gpu_unit=1000))  # GPU devices shared
-    assert not easy_pass.applies(Simulator(Pool(4)).model())
+    assert easy.compilable(node_model(cluster))
+    assert easy.compilable(node_model(cluster, topology="prefer"))
+    assert not easy.compilable(node_model(cluster, fit="best"))
+    assert not easy.compilable(node_model(cluster, topology="require"))
+    assert not easy.compilable(node_model(cluster, gpu_unit=1000))  # GPU devices shared
+    assert not easy.compilable(Simulator(Pool(4)).model())
 
 
 @settings(max_examples=examples(50))
