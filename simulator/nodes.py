@@ -98,6 +98,8 @@ class NodeModel:
         #: partition number of each partition name, and the partitions each node belongs to
         self.part_id = {name: k for k, name in enumerate(self._allowed)}
         self._spans = {name: Span(k, mask) for k, (name, mask) in enumerate(self._allowed.items())}
+        #: each partition's :class:`Span`, by partition number
+        self.spans = list(self._spans.values())
         masks = np.array(list(self._allowed.values()))
         self.node_parts = [np.flatnonzero(masks[:, n]).tolist() for n in range(len(rows))]
         #: each partition's nodes (rows by partition number), or ``None`` when every partition holds every node

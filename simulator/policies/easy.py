@@ -154,9 +154,9 @@ class EASY:
 
 def compilable(model) -> bool:
     """Whether the compiled pass (:mod:`.easy_pass`) is exactly this module's pass on ``model``: nodes
-    with three resource rows, first fit, no switch group required."""
-    return (getattr(model, "kind", None) == "nodes" and not model.devices and model.fit == "first"
-            and model.topology in ("none", "prefer"))
+    under first fit where a request fits exactly when enough of them each hold its per-node need (no
+    GPU devices, no switch group required: ``counts_exact``)."""
+    return model.kind == "nodes" and model.counts_exact and model.fit == "first"
 
 
 def note_held(ctx, held) -> None:

@@ -162,15 +162,21 @@ def _remove(ends, seqs, jobs, count, e, s) -> int:
 
 
 @numba.njit(cache=True)
-def _start(i, free, c, m, g, n, nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off, node_pool) -> int:
-    """Take job ``i``'s nodes (``nodes[w:w + n]``) from ``free`` and enter it as running, as
-    ``ctx.start`` will; the new count of running jobs."""
-    _take(free, c, m, g, nodes, w, n)
+def _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node_off, node_pool, out_pos, out_nodes,
+           out) -> None:
+    """Start job ``i`` (queue position ``pos``) on the ``n`` nodes placed at ``out_nodes[out[2]:]``, as
+    ``ctx.start`` will: take them from ``free``, enter the job as running with the sequence number its
+    start gets (``seq`` was the last before the pass), and count it in ``out`` (starts, nodes written,
+    running jobs)."""
+    k, w = out[1], out[2]
+    _take(free, c, m, g, out_nodes, w, n)
     base = node_off[i]
     for u in range(n):
-        node_pool[base + u] = nodes[w + u]
+        node_pool[base + u] = out_nodes[w + u]
     held[i, 0], held[i, 1], held[i, 2] = c, m, g
-    return _insert(ends, seqs, jobs, count, now + est[i], seq, i)
+    out[5] = _insert(ends, seqs, jobs, out[5], now + est[i], seq + k + 1, i)
+    out_pos[k] = pos
+    out[1], out[2] = k + 1, w + n
 
 
 @numba.njit(cache=True)
@@ -193,33 +199,27 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
     cand = scratch[6]
     tmp = scratch[7]
     counts = scratch[8]
-    n_start = 0
-    w = 0
+    out[:] = 0
+    out[4] = -1
+    out[5] = count
     nh = 0  # start jobs from the head while they fit
     while nh < nq:
         i = q[nh]
         c, m, g, n, p = need[i, 0], need[i, 1], need[i, 2], nnodes[i], part[i]
         if not _place(free, free, False, c, m, g, n, allowed[p], part_lo[p], part_hi[p], switch, prefer, cand,
-                      counts, out_nodes, w):
+                      counts, out_nodes, out[2]):
             break
-        seq += 1
-        count = _start(i, free, c, m, g, n, out_nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off,
-                       node_pool)
-        w += n
-        out_pos[n_start] = nh
-        n_start += 1
+        _start(i, nh, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node_off, node_pool, out_pos, out_nodes,
+               out)
         nh += 1
     out[0] = nh
-    out[3] = 0
-    out[4] = -1
-    out[1], out[2], out[5] = n_start, w, count
     if nh == nq:
         return INF
     head = q[nh]
     out[4] = nh
     hp = part[head]
     shadow = _reserve(free, cap, need[head, 0], need[head, 1], need[head, 2], nnodes[head], allowed[hp],
-                      part_lo[hp], part_hi[hp], ends, jobs, count, held, node_off, nnodes, node_pool, release_ties,
+                      part_lo[hp], part_hi[hp], ends, jobs, out[5], held, node_off, nnodes, node_pool, release_ties,
                       switch, prefer, cand, counts, tmp, extra)
     first = nh + 1
     stop = nq if depth < 0 else min(nq, nh + 1 + depth)
@@ -253,7 +253,7 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
         c, m, g, n, p = need[i, 0], need[i, 1], need[i, 2], nnodes[i], part[i]
         if c > most[p, 0] or m > most[p, 1] or g > most[p, 2]:
             continue
-        al, lo, hi = allowed[p], part_lo[p], part_hi[p]
+        al, lo, hi, w = allowed[p], part_lo[p], part_hi[p], out[2]
         if now + est[i] > shadow:
             if _place(free, extra, True, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
                 _take(extra, c, m, g, out_nodes, w, n)
@@ -264,17 +264,13 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
                 continue
         elif not _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
             continue
-        seq += 1
-        count = _start(i, free, c, m, g, n, out_nodes, w, now, est, seq, ends, seqs, jobs, count, held, node_off,
-                       node_pool)
-        w += n
-        out_pos[n_start] = pos
-        n_start += 1
+        _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node_off, node_pool, out_pos, out_nodes,
+               out)
         idle_c -= c * n
         idle_g -= g * n
         if not (idle_c > 0 or idle_g > 0):
             break
-    out[1], out[2], out[3], out[5] = n_start, w, notes, count
+    out[3] = notes
     return shadow
 
 
@@ -290,17 +286,10 @@ class RunningIndex:
         self.need = np.array([r.need_t for r in req], dtype=np.int64).reshape(n, 3)
         self.nnodes = np.array([r.nodes for r in req], dtype=np.int64)
         self.part = np.array([r.part for r in req], dtype=np.int64)
-        parts = len(model.part_id)
-        masks = model.part_masks
-        self.allowed = (np.ones((parts, nodes_total), dtype=np.bool_) if masks is None
-                        else np.ascontiguousarray(masks, dtype=np.bool_))
-        lo = np.zeros(parts, dtype=np.int64)
-        hi = np.zeros(parts, dtype=np.int64)
-        for p in range(parts):
-            idx = np.flatnonzero(self.allowed[p])
-            if len(idx):
-                lo[p], hi[p] = idx[0], idx[-1] + 1
-        self.part_lo, self.part_hi = lo, hi
+        spans = model.spans
+        self.allowed = np.array([span.allowed for span in spans], dtype=np.bool_).reshape(len(spans), nodes_total)
+        self.part_lo = np.array([span.lo for span in spans], dtype=np.int64)
+        self.part_hi = np.array([span.hi for span in spans], dtype=np.int64)
         self.est = np.array(ctx.est, dtype=np.float64)
         self.ends = np.empty(n + 1, dtype=np.float64)
         self.seqs = np.empty(n + 1, dtype=np.int64)

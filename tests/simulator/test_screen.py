@@ -78,9 +78,12 @@ def test_the_screen_answers_as_placement_does(case):
        topology=st.sampled_from(["none", "prefer", "require"]))
 def test_easy_schedules_the_same_with_and_without_screening(jobs, cluster, policy, fit, topology):
     target = CLUSTER if cluster == "plain" else PARTITIONED
-    make = {"easy": EASY, "sjf": lambda: EASY(backfill_order="sjf"),
-            "budget": lambda: Budget({"p": 0.5, "q": 0.25}, window_s=100.0, calc_period_s=0.0)}[policy]
-    make = (lambda build: lambda: in_python(build()))(make)  # the screen is part of the Python pass
+    build = {"easy": EASY, "sjf": lambda: EASY(backfill_order="sjf"),
+             "budget": lambda: Budget({"p": 0.5, "q": 0.25}, window_s=100.0, calc_period_s=0.0)}[policy]
+
+    def make():  # the screen is part of the Python pass
+        return in_python(build())
+
     kw = dict(fit=fit, topology=topology)
     with mock.patch.object(easy, "SCREEN_FROM", 1), mock.patch.object(easy, "SCREEN_AFTER", 0):
         screened = Simulator(target, make(), **kw).run(jobs)
