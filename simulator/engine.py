@@ -96,7 +96,7 @@ class Context:
     request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
     ``alloc[i]`` and ``started[i]``; policies and orders may define ``started(ctx, i)``,
     ``stopped(ctx, i, t)``, ``requeued(ctx, i)`` and ``revised(ctx, i, old key)`` (a running job's
-    estimated end moved) to hear of attempts; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
+    estimated end moved) to hear of attempts, and ``finished(ctx)`` to hear that the run ended; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
     (why a job waits this pass) and :meth:`wake_at` (ask for a pass at a later time).
     """
 
@@ -198,6 +198,7 @@ class Context:
         self.start_hooks = [h for h in (getattr(o, "started", None) for o in owners) if h is not None]
         self.stop_hooks = [h for h in (getattr(o, "stopped", None) for o in owners) if h is not None]
         self.revise_hooks = [h for h in (getattr(o, "revised", None) for o in owners) if h is not None]
+        self.finish_hooks = [h for h in (getattr(o, "finished", None) for o in owners) if h is not None]
         self.log = AttemptLog(keep_allocs=model.kind != "pool")
         self.gave_up = False
         give_up = sim.give_up
@@ -491,4 +492,6 @@ class Context:
 
     # ---- result ----------------------------------------------------------------------------
     def result(self, wall_s: float) -> SimResult:
+        for hook in self.finish_hooks:
+            hook(self)
         return SimResult.build(self, wall_s, REASONS)

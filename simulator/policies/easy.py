@@ -80,7 +80,8 @@ class EASY:
         if self.compiled and compilable(ctx.model):
             from .easy_pass import RunningIndex  # Numba is imported only by replays that use it
 
-            self._index = RunningIndex(ctx)
+            # as the run's own policy, nothing else notes why jobs wait: the pass counts its holds itself
+            self._index = RunningIndex(ctx, direct=ctx.policy is self)
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)

@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 
+from ..result import RESERVATION
+
 INF = math.inf
 
 
@@ -182,15 +184,22 @@ def _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node
 @numba.njit(cache=True)
 def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nnodes, part, allowed, part_lo,
               part_hi, est, ends, seqs, jobs, held, node_off, node_pool, switch, prefer, scratch, out_pos, out_nodes,
-              out_notes, out):
+              out_notes, out, tally, direct, shape, memo, memo_at, stamp):
     """One full EASY pass over queue ``q`` (job positions, in the policy's order).
 
     Writes the queue positions started, in start order, to ``out_pos``, their nodes to ``out_nodes``
     (``nnodes`` of each, in the same order) and the positions the reservation holds back to
-    ``out_notes``; enters the started jobs as running (``ends``/``seqs``/``jobs``, ``held``,
-    ``node_pool``) with the sequence numbers ``ctx.start`` gives them.  ``out`` gets [head starts,
+    ``out_notes`` (with ``direct``, each of those jobs is counted once more in ``tally`` instead); enters
+    the started jobs as running (``ends``/``seqs``/``jobs``, ``held``, ``node_pool``) with the sequence
+    numbers ``ctx.start`` gives them.  ``out`` gets [head starts,
     starts, nodes written, notes, head position or -1, running jobs]; the shadow time is returned
-    (``inf`` without a reservation).  ``scratch``: a (9, nodes) int64 array, overwritten."""
+    (``inf`` without a reservation).  ``scratch``: a (9, nodes) int64 array, overwritten.
+
+    ``shape[i]`` numbers job ``i``'s per-node CPUs and GPUs, nodes and partition, and ``memo``/``memo_at``
+    remember, per shape, the per-node memory known not to fit beside the reservation (row 0) or at all
+    (row 1), and known to fit (row 2), as of ``memo_at`` (``stamp``, a number no earlier pass had; row 2
+    also counts this pass's starts).  Free resources only shrink in a pass, so a memory that did not fit
+    does not fit later in it, nor does a larger one; one that fits stays fitting until the next start."""
     nq = len(q)
     nodes_total = free0.shape[1]
     free = scratch[0:3]
@@ -248,21 +257,43 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
             keys[t] = est[q[first + t]]
         order = order[np.argsort(keys, kind="mergesort")]
     notes = 0
+    per = len(need) + 1  # row 2's stamps: this pass's, and its starts so far
     for pos in order:
         i = q[pos]
         c, m, g, n, p = need[i, 0], need[i, 1], need[i, 2], nnodes[i], part[i]
         if c > most[p, 0] or m > most[p, 1] or g > most[p, 2]:
             continue
         al, lo, hi, w = allowed[p], part_lo[p], part_hi[p], out[2]
+        k = shape[i]
+        if memo_at[1, k] == stamp and m >= memo[1, k]:
+            continue  # it fits nowhere now
         if now + est[i] > shadow:
-            if _place(free, extra, True, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
+            if not (memo_at[0, k] == stamp and m >= memo[0, k]) and _place(free, extra, True, c, m, g, n, al, lo, hi,
+                                                                           switch, prefer, cand, counts, out_nodes, w):
                 _take(extra, c, m, g, out_nodes, w, n)
             else:
-                if _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, tmp, 0):
-                    out_notes[notes] = pos
-                    notes += 1
+                if memo_at[0, k] != stamp or m < memo[0, k]:
+                    memo[0, k], memo_at[0, k] = m, stamp
+                now_at = stamp * per + out[1]
+                if memo_at[2, k] == now_at and m <= memo[2, k]:
+                    fits = True
+                else:
+                    fits = _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, tmp, 0)
+                    if fits:
+                        if memo_at[2, k] != now_at or m > memo[2, k]:
+                            memo[2, k], memo_at[2, k] = m, now_at
+                    elif memo_at[1, k] != stamp or m < memo[1, k]:
+                        memo[1, k], memo_at[1, k] = m, stamp
+                if fits:
+                    if direct:
+                        tally[i] += 1
+                    else:
+                        out_notes[notes] = pos
+                        notes += 1
                 continue
         elif not _place(free, free, False, c, m, g, n, al, lo, hi, switch, prefer, cand, counts, out_nodes, w):
+            if memo_at[1, k] != stamp or m < memo[1, k]:
+                memo[1, k], memo_at[1, k] = m, stamp
             continue
         _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node_off, node_pool, out_pos, out_nodes,
                out)
@@ -278,7 +309,7 @@ class RunningIndex:
     """What :func:`easy_pass` reads of a run, kept as arrays beside the context's lists (module text).
     It registers itself on ``ctx``'s start, stop, re-queue and revision hooks."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, direct: bool = False):
         model = ctx.model
         n = ctx.n
         req = ctx.req
@@ -307,15 +338,27 @@ class RunningIndex:
         self.out = np.zeros(6, dtype=np.int64)
         self.scratch = np.zeros((9, nodes_total), dtype=np.int64)  # switch groups number fewer than nodes
         self.applying = False  # while the pass's own starts are applied (it has entered them itself)
+        #: with ``direct`` (nothing else notes why jobs wait), the passes each job was held back by a
+        #: reservation, counted by the pass itself and added to the run's tally when it ends
+        self.direct = direct
+        self.tally = np.zeros(n if direct else 0, dtype=np.int64)
+        # shapes: requests alike but for memory, numbered (a re-queued job's may change)
+        self._shapes: dict = {}
+        self.shape = np.array([self._shape_of(r) for r in req], dtype=np.int64)
+        self.memo = np.zeros((3, 0), dtype=np.int64)
+        self.memo_at = np.zeros((3, 0), dtype=np.int64)
+        self.stamp = 0
         #: what easy_pass reads after its per-pass arguments (the arrays are updated in place)
         self.arrays = (self.cap, self.need, self.nnodes, self.part, self.allowed, self.part_lo, self.part_hi,
                        self.est, self.ends, self.seqs, self.jobs, self.held, self.node_off, self.node_pool,
                        self.switch, self.prefer, self.scratch, self.out_pos, self.out_nodes, self.out_notes,
-                       self.out)
+                       self.out, self.tally, direct, self.shape)
         ctx.start_hooks.append(self.started)
         ctx.stop_hooks.append(self.stopped)
         ctx.requeue_hooks.append(self.requeued)
         ctx.revise_hooks.append(self.revised)
+        if direct:
+            ctx.finish_hooks.append(self.finished)
 
     # ---- hooks ------------------------------------------------------------------------------
     def started(self, ctx, i: int) -> None:
@@ -337,13 +380,27 @@ class RunningIndex:
         self.count = _remove(self.ends, self.seqs, self.jobs, self.count, e, s)
 
     def requeued(self, ctx, i: int) -> None:
-        self.need[i] = ctx.req[i].need_t
+        r = ctx.req[i]
+        self.need[i] = r.need_t
         self.est[i] = ctx.est[i]
+        self.shape[i] = self._shape_of(r)
+
+    def _shape_of(self, r) -> int:
+        need = r.need_t
+        key = (need[0], need[2], r.nodes, r.part)
+        at = self._shapes.get(key)
+        if at is None:
+            at = self._shapes[key] = len(self._shapes)
+        return at
 
     def revised(self, ctx, i: int, old) -> None:
         self.count = _remove(self.ends, self.seqs, self.jobs, self.count, old[0], old[1])
         e, s, _ = ctx.running_key[i]
         self.count = _insert(self.ends, self.seqs, self.jobs, self.count, e, s, i)
+
+    def finished(self, ctx) -> None:
+        counts = ctx.reason_counts
+        counts[RESERVATION] = (np.asarray(counts[RESERVATION], dtype=np.int64) + self.tally).tolist()
 
     # ---- the pass ---------------------------------------------------------------------------
     def run(self, ctx, q: list, release_ties: bool, depth: int | None, sjf: bool) -> tuple:
@@ -351,8 +408,13 @@ class RunningIndex:
         return ``(head, shadow)`` (``head`` the job reserved for, or ``None``) and the jobs the
         reservation held back."""
         out = self.out
+        self.stamp += 1
+        if self.memo.shape[1] < len(self._shapes):  # room for the shapes, stamped as never seen
+            grow = max(len(self._shapes), 2 * self.memo.shape[1]) - self.memo.shape[1]
+            self.memo = np.concatenate([self.memo, np.zeros((3, grow), dtype=np.int64)], axis=1)
+            self.memo_at = np.concatenate([self.memo_at, np.full((3, grow), -1, dtype=np.int64)], axis=1)
         shadow = easy_pass(ctx.free, np.array(q, dtype=np.int64), ctx.now, ctx.seq, self.count, release_ties,
-                           -1 if depth is None else depth, sjf, *self.arrays)
+                           -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp)
         _, starts, written, notes, head_pos, self.count = out.tolist()
         head = None if head_pos < 0 else q[head_pos]
         held = [q[p] for p in self.out_notes[:notes].tolist()] if notes else []

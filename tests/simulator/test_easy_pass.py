@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import EASY, Cluster, NodeGroup, Pool, Simulator
+from simulator import EASY, Cluster, Job, NodeGroup, Partition, Pool, Simulator
 from simulator.nodes import node_model
 from simulator.policies import easy
 from tests.profiles import examples
@@ -33,6 +33,43 @@ def test_the_compiled_pass_schedules_as_the_python_pass(jobs, cluster, policy, t
     compiled = Simulator(target, EASY_FAMILY[policy](), **kw).run(jobs)
     python = Simulator(target, in_python(EASY_FAMILY[policy]()), **kw).run(jobs)
     assert_same_schedule(compiled, python)
+
+
+# nodes whose memory runs out before their cores: a pass's fits turn on the memory asked
+MEMORY_BOUND = Cluster(
+    groups=(NodeGroup("a", 2, cpus=16, mem_bytes=8 * GB, gpus=2), NodeGroup("b", 2, cpus=16, mem_bytes=6 * GB)),
+    partitions=(Partition("gpu", ("a",)), Partition("cpu", ("b",)), Partition("edge", ("a", "b"))),
+)
+
+
+@st.composite
+def crowded(draw):
+    """Many jobs of few shapes (CPUs, GPUs, nodes) but many memories, most submitted at once, with kills
+    and re-runs at the user's request: long queues in which a pass meets the same shape again and again."""
+    jobs = []
+    for k in range(draw(st.integers(20, 70))):
+        run = draw(st.integers(1, 30))
+        advised = draw(st.booleans())
+        limit = draw(st.integers(1, 40))
+        jobs.append(Job(
+            id=k + 1, submit=float(draw(st.sampled_from([0, 0, 0, 5, 20]))), run=float(run),
+            nodes=draw(st.sampled_from([1, 1, 2])), cpus=draw(st.sampled_from([1, 2])),
+            mem=draw(st.integers(0, 16)) * GB // 2, gpus=draw(st.sampled_from([0, 0, 1])), limit=float(limit),
+            mem_peak=draw(st.integers(0, 8)) * GB, orig_mem=8 * GB, orig_limit=60.0,
+            orig_cpus=draw(st.sampled_from([-1, 2, 3])),
+            estimate=float(draw(st.integers(1, limit))) if advised else float("nan"),
+            estimate_after=float(limit) if advised else float("nan"),
+            partition=draw(st.sampled_from(["gpu", "cpu", "edge"])),
+        ))
+    return jobs
+
+
+@settings(max_examples=examples(100))
+@given(jobs=crowded(), policy=st.sampled_from(["easy", "easy-ties", "easy-sjf", "fairshare"]))
+def test_the_compiled_pass_schedules_long_queues_as_the_python_pass(jobs, policy):
+    """The pass's per-shape memo (what did not fit, or did, earlier in the pass) changes nothing."""
+    compiled = Simulator(MEMORY_BOUND, EASY_FAMILY[policy]()).run(jobs)
+    assert_same_schedule(compiled, Simulator(MEMORY_BOUND, in_python(EASY_FAMILY[policy]())).run(jobs))
 
 
 def mirrored(policy):
