@@ -349,9 +349,11 @@ def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, option
         near = n if near is None else near
         base = Replay(scn, pool=p, shake=seed, policy=options.policy)
         # only the nodes recovered are kept of a shaken copy, and a full pool recovers none whether it
-        # passes or not: the full pool is taken to pass and never replayed
+        # passes or not: the full pool is taken to pass and never replayed.  The first probe is one node
+        # below the unshaken answer, the last size that failed there: where the answer stays, that probe
+        # and the answer's own settle it, and where it moves down a node, that probe and the next
         srch = searches[(seed, p)] = PoolSearch((seed, p), base, Target.of(done.answer), n, n,
-                                                near=max(1, min(near, n - 1)), full_passes=True)
+                                                near=max(1, min(near - 1, n - 1)), full_passes=True)
         return [srch]
 
     if started is None:
