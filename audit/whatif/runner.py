@@ -116,13 +116,15 @@ class Stream:
         self.keys: dict = {}  # Dask: future key → caller's key
         self.pending = None
 
-    def put(self, key, task, priority: int = 0) -> None:
-        """Hand out ``task``; on Dask a task of higher ``priority`` goes first to a free worker."""
+    def put(self, key, task, priority: int = 0, shared: tuple | None = None) -> None:
+        """Hand out ``task``; on Dask a task of higher ``priority`` goes first to a free worker.  ``shared``:
+        the data it reads, when not the stream's."""
+        shared = self.shared if shared is None else shared
         client = self.runner.client
         if client is None:
-            self.queue.append((key, task))
+            self.queue.append((key, task, shared))
             return
-        future = client.submit(self.fn, task, *self.shared, pure=False, priority=priority)
+        future = client.submit(self.fn, task, *shared, pure=False, priority=priority)
         self.keys[future.key] = key
         if self.pending is None:
             from dask.distributed import as_completed
@@ -143,8 +145,8 @@ class Stream:
     def __iter__(self):
         if self.runner.client is None:
             while self.queue:
-                key, task = self.queue.popleft()
-                answer = self.fn(task, *self.shared)
+                key, task, shared = self.queue.popleft()
+                answer = self.fn(task, *shared)
                 self.runner._tick()
                 yield key, answer
             return

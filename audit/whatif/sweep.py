@@ -10,6 +10,7 @@ The figures are plain dicts; :mod:`.outputs` writes them.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field, replace
 
@@ -116,6 +117,11 @@ class _Replayer:
         """A stream of replays (:meth:`.runner.Runner.stream`), counted as their answers are read."""
         return _Counted(self, self.runner.stream(run, self.shared))
 
+    def adopt(self, stream: _Counted) -> _Counted:
+        """``stream`` (another replayer's), its answers from now on counted here and the replays put into
+        it from now on run on this replayer's setting."""
+        return _Counted(self, stream.inner)
+
     def __call__(self, tasks: list) -> list:
         self.count += len(tasks)
         order = sorted(range(len(tasks)), key=lambda k: (-self.jobs.get(tasks[k].pool, 0), k))
@@ -134,7 +140,7 @@ class _Counted:
         self.inner = stream
 
     def put(self, key, task, priority: int = 0) -> None:
-        self.inner.put(key, task, priority)
+        self.inner.put(key, task, priority, (self.replayer.shared,))
 
     def cancel(self) -> None:
         self.inner.cancel()
@@ -150,21 +156,56 @@ def _merge(results: list, cluster) -> dict:
     return summarise(merged, cluster), merged
 
 
-def full_round(scns: list, pools: list, replay, setting: Setting, options: Options, *, shake=None) -> tuple:
+@dataclass
+class Early:
+    """Replays that read no prediction, handed out before the predictions are made (:func:`begin`): ``full``
+    streams ``actual`` and ``oracle`` on every pool at full size (keys ``(name, pool)``), ``shaken``
+    ``actual`` on each shaken copy (:func:`shaken_actuals`, or None); ``replayer`` counts them."""
+
+    replayer: _Replayer
+    full: object
+    shaken: object = None
+
+
+PREDICTION_FREE = ("actual", "oracle")
+
+
+def begin(setting: Setting, runner, options: Options, replay: _Replayer | None = None) -> Early:
+    """Hand out the sweep's replays that read no prediction on ``setting`` (its month need hold none), below
+    every other task: the full-size ``actual`` and ``oracle``, then the shaken copies' ``actual``, lowest.
+    ``replay``: a replayer of ``setting`` to use instead of a new one."""
+    replay = replay if replay is not None else _Replayer(runner, setting)
+    pools = pools_of(setting)
+    full = replay.stream()
+    for name in PREDICTION_FREE:
+        for p in sorted(pools, key=lambda pool: -replay.size(pool)):
+            full.put((name, p), Replay(Scenario(name), pool=p, keep_jobs=True, policy=options.policy), -1)
+    shaken = None
+    if options.capacity_search and options.replicates > 0:
+        shaken = start_searches(shaken_actuals(pools, options), setting.cluster, replay, priority=-2)
+    return Early(replay, full, shaken)
+
+
+def full_round(scns: list, pools: list, replay, setting: Setting, options: Options, *, shake=None,
+               done=None) -> tuple:
     """Every scenario on every pool at full size: ``(merged metrics, per-pool metrics, merged results)``.
 
     The largest pool's replays are handed out first (the longest tasks, so the workers finish
     together), then the other pools' scenario by scenario; each scenario's pools are merged as soon as
-    they are all known, while the workers go on with the rest."""
+    they are all known, while the workers go on with the rest.  ``done``: a stream of some of these
+    replays already handed out (:attr:`Early.full`), keys ``(scenario name, pool)``."""
     stream = replay.stream()
     largest = max(pools, key=lambda pool: replay.size(pool))
-    order = sorted(((k, p) for k in range(len(scns)) for p in pools),
+    skip = set(PREDICTION_FREE) if done is not None else set()
+    order = sorted(((k, p) for k in range(len(scns)) for p in pools if scns[k].name not in skip),
                    key=lambda kp: (kp[1] != largest, kp[0], -replay.size(kp[1])))
     for k, p in order:
         stream.put((k, p), Replay(scns[k], pool=p, shake=shake, keep_jobs=True, policy=options.policy))
+    number = {s.name: k for k, s in enumerate(scns)}
+    answers = (((number[name], p), a) for (name, p), a in done) if done is not None else iter(())
     got: dict = {}
     merged: dict = {}
-    for (k, p), answer in stream:
+    for (k, p), answer in itertools.chain(answers, stream):
         got[(k, p)] = answer
         if all((k, q) in got for q in pools):
             merged[k] = _merge_scenario([got.pop((k, q)) for q in pools], pools, setting)
@@ -415,13 +456,16 @@ def shared_pool(setting: Setting, options: Options) -> dict:
     return summarise(res["result"], open_cluster)
 
 
-def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bool = False, log=None) -> Sweep:
+def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bool = False, log=None,
+          early: Early | None = None) -> Sweep:
     """Run the whole sweep; ``prices`` maps a price book name to ``{group: USD per node-hour}``;
     ``mixed``: the month holds Kubernetes and Slurm jobs (the shared-pool what-if is added);
-    ``log(stage, seconds)`` hears of each stage as it ends."""
+    ``log(stage, seconds)`` hears of each stage as it ends; ``early``: its replays that read no prediction,
+    already handed out (:func:`begin`, on the same month and cluster)."""
     scns = scenarios_for(options)
     pools = pools_of(setting)
     replay = _Replayer(runner, setting)
+    early = early if early is not None else begin(setting, runner, options, replay)
     sw = Sweep(scenarios=scns)
 
     def stage(name, fn, *args, **kwargs):
@@ -432,13 +476,11 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
             log(name, sw.stages[name])
         return value
 
-    full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options)
+    full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options, done=early.full)
     sw.full, sw.pools_full = full, per_pool
     found = {}
-    started = None
-    if options.capacity_search and options.replicates > 0:
-        # the shaken copies' targets need no scenario: they run whenever a worker is free of the search
-        started = start_searches(shaken_actuals(pools, options), setting.cluster, replay)
+    # the shaken copies' targets, under way whenever a worker is free; their searches run on this month
+    started = replay.adopt(early.shaken) if early.shaken is not None else None
     if options.capacity_search:
         probes: dict = {}
         found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options, probes=probes)
@@ -457,5 +499,5 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
     sw.policies = stage("policies", policy_whatifs, pools, replay, setting, options)
     if mixed:
         sw.policies["shared_pool"] = shared_pool(setting, options)
-    sw.replays = replay.count
+    sw.replays = replay.count + (early.replayer.count if early.replayer is not replay else 0)
     return sw

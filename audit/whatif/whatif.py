@@ -24,7 +24,7 @@ from .outputs import summary_of, write_outputs
 from .replays import Setting
 from .runner import Runner
 from .scenarios import PREDICTORS, actual_requests, to_jobs
-from .sweep import Options, sweep
+from .sweep import Options, begin, sweep
 from .to_simulator import to_cluster
 
 TARGETS = ("memory", "cpus", "gpus", "walltime")
@@ -53,12 +53,46 @@ def prediction_frame(table: pd.DataFrame, options: Options, *, procs: int | None
     None when the predictor is not ``lightgbm``; with a ``runner``, one task per target."""
     if options.predictor != "lightgbm":
         return None
-    targets = ("walltime",) if procs is not None else TARGETS
-    levels = tuple(options.risk)
     if runner is None:
-        frames = [predict_target(t, table, levels, random_state) for t in targets]
-    else:
-        frames = runner.map(predict_target, list(targets), runner.share(table), levels, random_state)
+        levels = tuple(options.risk)
+        return _joined([predict_target(t, table, levels, random_state) for t in _targets(procs)])
+    return finish_predictions(start_predictions(table, options, runner, procs=procs, random_state=random_state))
+
+
+def _targets(procs: int | None) -> tuple:
+    return ("walltime",) if procs is not None else TARGETS
+
+
+def start_predictions(table: pd.DataFrame, options: Options, runner, *, procs: int | None = None,
+                      random_state: int = 0):
+    """:func:`prediction_frame`'s tasks handed out on ``runner`` (ahead of any replay, the longest first),
+    for :func:`finish_predictions` to gather; None when the predictor is not ``lightgbm``."""
+    if options.predictor != "lightgbm":
+        return None
+    targets = _targets(procs)
+    stream = runner.stream(predict_target, runner.share(table), tuple(options.risk), random_state)
+    for k in sorted(range(len(targets)), key=lambda k: -prediction_rows(table, targets[k])):
+        stream.put(k, targets[k], priority=1)
+    return stream, len(targets)
+
+
+def prediction_rows(table: pd.DataFrame, target: str) -> int:
+    """The jobs a target is fitted on (what its task's length goes with)."""
+    from predictors.targets import eligible
+
+    return int(eligible(table, target).sum())
+
+
+def finish_predictions(started) -> pd.DataFrame | None:
+    """The :func:`prediction_frame` of tasks :func:`start_predictions` handed out."""
+    if started is None:
+        return None
+    stream, count = started
+    got = {k: frame for k, frame in stream}
+    return _joined([got[k] for k in range(count)])
+
+
+def _joined(frames: list) -> pd.DataFrame:
     keys = [c for c in ("cluster", "job_id") if c in frames[0]]
     return pd.concat([frames[0][keys]] + [f.drop(columns=[c for c in ("cluster", "job_id") if c in f])
                                           for f in frames], axis=1)
@@ -180,9 +214,15 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         scheduler, serial=serial, workers=workers, progress=False if quiet else None, on_done=progress)
     with opened as runner:
         t = time.perf_counter()
-        frame = predictions
-        if frame is None:
-            frame = prediction_frame(table, options, procs=procs, random_state=random_state, runner=runner)
+        started = early = None
+        if predictions is None and options.predictor == "lightgbm":
+            started = start_predictions(table, options, runner, procs=procs, random_state=random_state)
+            # while the models fit, the replays that read no prediction run on the month without them
+            bare, _ = build_month(table, cluster, procs=procs)
+            early = begin(Setting(month=bare, cluster=cluster, shares=budget_shares(table),
+                                  backfill_order=options.backfill_order, kill_at_limit=procs is None),
+                          runner, options)
+        frame = predictions if started is None else finish_predictions(started)
         preds = predictions_for(table, options, procs=procs, random_state=random_state, frame=frame)
         stages = {"predictions": time.perf_counter() - t}
         if log and predictions is None:
@@ -191,7 +231,7 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         setting = Setting(month=month, cluster=cluster, shares=budget_shares(table),
                           backfill_order=options.backfill_order, kill_at_limit=procs is None)
         sw = sweep(setting, runner, options, node_prices(cluster, books), mixed=isinstance(cluster, Cluster) and mixed,
-                   log=log)
+                   log=log, early=early)
         kind = runner.kind
     stages.update(sw.stages)
     summary = summary_of(sw, setting, options, dropped=dropped, fidelity=fidelity(setting, sw.full["actual"]),
