@@ -96,8 +96,9 @@ class Context:
     request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
     ``alloc[i]`` and ``started[i]``; policies and orders may define ``started(ctx, i)``,
     ``stopped(ctx, i, t)``, ``requeued(ctx, i)`` and ``revised(ctx, i, old key)`` (a running job's
-    estimated end moved) to hear of attempts, and ``finished(ctx)`` to hear that the run ended; they act through :meth:`start`, :meth:`preempt`, :meth:`note`
-    (why a job waits this pass) and :meth:`wake_at` (ask for a pass at a later time).
+    estimated end moved) to hear of attempts, and ``finished(ctx)`` to hear that the run ended; they act
+    through :meth:`start`, :meth:`preempt`, :meth:`note` (why a job waits this pass) and :meth:`wake_at`
+    (ask for a pass at a later time).
     """
 
     def __init__(self, sim: Simulator, jobs: Jobs):

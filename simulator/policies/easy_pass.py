@@ -191,9 +191,8 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
     (``nnodes`` of each, in the same order) and the positions the reservation holds back to
     ``out_notes`` (with ``direct``, each of those jobs is counted once more in ``tally`` instead); enters
     the started jobs as running (``ends``/``seqs``/``jobs``, ``held``, ``node_pool``) with the sequence
-    numbers ``ctx.start`` gives them.  ``out`` gets [head starts,
-    starts, nodes written, notes, head position or -1, running jobs]; the shadow time is returned
-    (``inf`` without a reservation).  ``scratch``: a (9, nodes) int64 array, overwritten.
+    numbers ``ctx.start`` gives them.  ``out`` gets [head starts, starts, nodes written, notes, head
+    position or -1, running jobs]; the shadow time is returned (``inf`` without a reservation).  ``scratch``: a (9, nodes) int64 array, overwritten.
 
     ``shape[i]`` numbers job ``i``'s per-node CPUs and GPUs, nodes and partition, and ``memo``/``memo_at``
     remember, per shape, the per-node memory known not to fit beside the reservation (row 0) or at all
@@ -306,8 +305,10 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
 
 
 class RunningIndex:
-    """What :func:`easy_pass` reads of a run, kept as arrays beside the context's lists (module text).
-    It registers itself on ``ctx``'s start, stop, re-queue and revision hooks."""
+    """What :func:`easy_pass` reads of a run, kept as arrays beside the context's lists (module text),
+    with the pass's per-shape memo.  It registers itself on ``ctx``'s start, stop, re-queue and revision
+    hooks; with ``direct`` (the run's own policy: nothing else notes why jobs wait) the pass counts the
+    reservation's holds itself and :meth:`finished` adds them to the run's tally."""
 
     def __init__(self, ctx, direct: bool = False):
         model = ctx.model
