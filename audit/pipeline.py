@@ -74,27 +74,31 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
         write_account(acc, out)
     frame, summary_w = None, None
     if whatif:
-        from .whatif import Options, prediction_frame
+        from .whatif import Options
         from .whatif import whatif as run_whatif
         from .whatif.runner import Runner
+        from .whatif.whatif import finish_predictions, start_predictions
 
         options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
         opts = dict(whatif_options or {})
         # one runner (a local Dask cluster, --scheduler, or in process) for the predictions and the replays
         with Runner(opts.pop("scheduler", None), serial=bool(opts.pop("serial", False)),
                     workers=opts.pop("workers", None), progress=False) as runner:
-            with prog.stage("predictions"):
-                levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
-                runner.on_done = lambda done: prog.count("predictions", done, "targets")
-                frame = prediction_frame(ing.jobs, Options(risk=levels), runner=runner)  # one target per task
-                if frame is not None:
-                    frame.to_parquet(out / "predictions.parquet", index=False)
+            levels = tuple(sorted(set(cfg.risk) | {0.5, 0.9, 0.99}))
+            # one target per task; with a cluster shape the what-if's first replays run beside them
+            started = start_predictions(ing.jobs, Options(risk=levels), runner)
             if shape is not None:
                 with prog.stage("what-if"):
                     result = run_whatif(ing.jobs, cluster_shape=shape, out=out, price_book=book, options=options,
-                                        predictions=frame, log=lambda name, s: prog.substage("what-if", name, s),
+                                        predictions=started, log=lambda name, s: prog.substage("what-if", name, s),
                                         progress=lambda done: prog.count("what-if", done), runner=runner, **opts)
-                summary_w = result.summary
+                summary_w, frame = result.summary, result.predictions  # it wrote predictions.parquet
+            else:
+                with prog.stage("predictions"):
+                    runner.on_done = lambda done: prog.count("predictions", done, "targets")
+                    frame = finish_predictions(started)
+                if frame is not None:
+                    frame.to_parquet(out / "predictions.parquet", index=False)
         if shape is None and log is not None:
             log("what-if skipped: no cluster shape among the inputs (pass --cluster-shape FILE)")
     rec = (summary_w or {}).get("recommended") or {}

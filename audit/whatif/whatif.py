@@ -37,6 +37,15 @@ class WhatIfResult:
     stages: dict
     replays: int
     runner: str
+    predictions: pd.DataFrame | None = None  # the prediction frame the scenarios applied
+
+
+@dataclass
+class Started:
+    """Prediction tasks handed out (:func:`start_predictions`): ``count`` targets on ``stream``."""
+
+    stream: object
+    count: int
 
 
 def predict_target(target: str, table: pd.DataFrame, levels: tuple, random_state: int) -> pd.DataFrame:
@@ -73,7 +82,7 @@ def start_predictions(table: pd.DataFrame, options: Options, runner, *, procs: i
     stream = runner.stream(predict_target, runner.share(table), tuple(options.risk), random_state)
     for k in sorted(range(len(targets)), key=lambda k: -prediction_rows(table, targets[k])):
         stream.put(k, targets[k], priority=1)
-    return stream, len(targets)
+    return Started(stream, len(targets))
 
 
 def prediction_rows(table: pd.DataFrame, target: str) -> int:
@@ -83,13 +92,12 @@ def prediction_rows(table: pd.DataFrame, target: str) -> int:
     return int(eligible(table, target).sum())
 
 
-def finish_predictions(started) -> pd.DataFrame | None:
+def finish_predictions(started: Started | None) -> pd.DataFrame | None:
     """The :func:`prediction_frame` of tasks :func:`start_predictions` handed out."""
     if started is None:
         return None
-    stream, count = started
-    got = {k: frame for k, frame in stream}
-    return _joined([got[k] for k in range(count)])
+    got = {k: frame for k, frame in started.stream}
+    return _joined([got[k] for k in range(started.count)])
 
 
 def _joined(frames: list) -> pd.DataFrame:
@@ -193,7 +201,8 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
            workers: int | None = None, quiet: bool = False, random_state: int = 0,
            predictions: pd.DataFrame | None = None, log=None, progress=None, runner=None) -> WhatIfResult:
     """Replay the month under every scenario and find what can be recovered; write ``out/whatif/`` and
-    ``out/predictions.parquet``.  ``predictions``: a :func:`prediction_frame` already computed;
+    ``out/predictions.parquet``.  ``predictions``: a :func:`prediction_frame` already computed, or its tasks
+    already handed out on ``runner`` (:func:`start_predictions`, at levels that include the options');
     ``log(stage, seconds)`` hears of each stage as it ends (default: a line on stderr unless ``quiet``);
     ``progress(done)`` hears of each finished replay (default: the runner's line on a terminal); ``runner``: an
     open :class:`Runner` to use instead of one of its own (``scheduler``, ``serial`` and ``workers`` are then
@@ -214,9 +223,11 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         scheduler, serial=serial, workers=workers, progress=False if quiet else None, on_done=progress)
     with opened as runner:
         t = time.perf_counter()
-        started = early = None
+        started = predictions if isinstance(predictions, Started) else None
+        early = None
         if predictions is None and options.predictor == "lightgbm":
             started = start_predictions(table, options, runner, procs=procs, random_state=random_state)
+        if started is not None:
             # while the models fit, the replays that read no prediction run on the month without them
             bare, _ = build_month(table, cluster, procs=procs)
             early = begin(Setting(month=bare, cluster=cluster, shares=budget_shares(table),
@@ -225,7 +236,7 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         frame = predictions if started is None else finish_predictions(started)
         preds = predictions_for(table, options, procs=procs, random_state=random_state, frame=frame)
         stages = {"predictions": time.perf_counter() - t}
-        if log and predictions is None:
+        if log and not isinstance(predictions, pd.DataFrame):
             log("predictions", stages["predictions"])
         month, dropped = build_month(table, cluster, preds, procs=procs)
         setting = Setting(month=month, cluster=cluster, shares=budget_shares(table),
@@ -241,4 +252,5 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         folder = write_outputs(Path(out), sw, summary)
         if frame is not None:
             frame.to_parquet(Path(out) / "predictions.parquet", index=False)
-    return WhatIfResult(summary=summary, folder=folder, stages=stages, replays=sw.replays, runner=kind)
+    return WhatIfResult(summary=summary, folder=folder, stages=stages, replays=sw.replays, runner=kind,
+                        predictions=frame)
