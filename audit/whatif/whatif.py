@@ -73,9 +73,9 @@ def _targets(procs: int | None) -> tuple:
 
 
 def start_predictions(table: pd.DataFrame, options: Options, runner, *, procs: int | None = None,
-                      random_state: int = 0):
-    """:func:`prediction_frame`'s tasks handed out on ``runner`` (ahead of any replay, the longest first),
-    for :func:`finish_predictions` to gather; None when the predictor is not ``lightgbm``."""
+                      random_state: int = 0) -> Started | None:
+    """:func:`prediction_frame`'s tasks handed out on ``runner`` (ahead of any replay, the target with the most
+    jobs first), for :func:`finish_predictions` to gather; None when the predictor is not ``lightgbm``."""
     if options.predictor != "lightgbm":
         return None
     targets = _targets(procs)
@@ -199,7 +199,8 @@ def _log_stage(name: str, seconds: float) -> None:
 def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None, out=None,
            options: Options | None = None, price_book=None, scheduler: str | None = None, serial: bool = False,
            workers: int | None = None, quiet: bool = False, random_state: int = 0,
-           predictions: pd.DataFrame | None = None, log=None, progress=None, runner=None) -> WhatIfResult:
+           predictions: pd.DataFrame | Started | None = None, log=None, progress=None,
+           runner=None) -> WhatIfResult:
     """Replay the month under every scenario and find what can be recovered; write ``out/whatif/`` and
     ``out/predictions.parquet``.  ``predictions``: a :func:`prediction_frame` already computed, or its tasks
     already handed out on ``runner`` (:func:`start_predictions`, at levels that include the options');

@@ -45,7 +45,7 @@ MEMORY_BOUND = Cluster(
 @st.composite
 def crowded(draw):
     """Many jobs of few shapes (CPUs, GPUs, nodes) but many memories, most submitted at once, with kills
-    and re-runs at the user's request: long queues in which a pass meets the same shape again and again."""
+    and re-runs at the original request: long queues in which a pass meets the same shape again and again."""
     jobs = []
     for k in range(draw(st.integers(20, 70))):
         run = draw(st.integers(1, 30))
