@@ -348,6 +348,7 @@ class RunningIndex:
         self.shape = np.array([self._shape_of(r) for r in req], dtype=np.int64)
         self.memo = np.zeros((3, 0), dtype=np.int64)
         self.memo_at = np.zeros((3, 0), dtype=np.int64)
+        self._room()
         self.stamp = 0
         #: what easy_pass reads after its per-pass arguments (the arrays are updated in place)
         self.arrays = (self.cap, self.need, self.nnodes, self.part, self.allowed, self.part_lo, self.part_hi,
@@ -385,6 +386,15 @@ class RunningIndex:
         self.need[i] = r.need_t
         self.est[i] = ctx.est[i]
         self.shape[i] = self._shape_of(r)
+        self._room()
+
+    def _room(self) -> None:
+        """Room in the memo for every shape numbered so far, the new ones stamped as never seen."""
+        have = self.memo.shape[1]
+        if have < len(self._shapes):
+            grow = max(len(self._shapes), 2 * have) - have
+            self.memo = np.concatenate([self.memo, np.zeros((3, grow), dtype=np.int64)], axis=1)
+            self.memo_at = np.concatenate([self.memo_at, np.full((3, grow), -1, dtype=np.int64)], axis=1)
 
     def _shape_of(self, r) -> int:
         need = r.need_t
@@ -410,10 +420,6 @@ class RunningIndex:
         reservation held back."""
         out = self.out
         self.stamp += 1
-        if self.memo.shape[1] < len(self._shapes):  # room for the shapes, stamped as never seen
-            grow = max(len(self._shapes), 2 * self.memo.shape[1]) - self.memo.shape[1]
-            self.memo = np.concatenate([self.memo, np.zeros((3, grow), dtype=np.int64)], axis=1)
-            self.memo_at = np.concatenate([self.memo_at, np.full((3, grow), -1, dtype=np.int64)], axis=1)
         shadow = easy_pass(ctx.free, np.array(q, dtype=np.int64), ctx.now, ctx.seq, self.count, release_ties,
                            -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp)
         _, starts, written, notes, head_pos, self.count = out.tolist()
