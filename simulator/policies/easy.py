@@ -80,8 +80,10 @@ class EASY:
         if self.compiled and compilable(ctx.model):
             from .easy_pass import RunningIndex  # Numba is imported only by replays that use it
 
-            # as the run's own policy, nothing else notes why jobs wait: the pass counts its holds itself
-            self._index = RunningIndex(ctx, direct=ctx.policy is self)
+            # as the run's own policy, nothing else notes why jobs wait (the pass counts its holds itself)
+            # nor takes jobs off the queue (under an order that only appends, the pass keeps it as an array)
+            own = ctx.policy is self
+            self._index = RunningIndex(ctx, direct=own, appends=own and getattr(self.order, "static", False))
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)

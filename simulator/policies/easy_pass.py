@@ -164,6 +164,21 @@ def _remove(ends, seqs, jobs, count, e, s) -> int:
 
 
 @numba.njit(cache=True)
+def _drop(q, n, pos, k) -> int:
+    """Remove the positions ``pos[:k]`` from ``q[:n]`` in place, keeping the order of the rest; the new length."""
+    gone = np.sort(pos[:k])
+    w = gone[0]
+    j = 0
+    for r in range(gone[0], n):
+        if j < k and r == gone[j]:
+            j += 1
+        else:
+            q[w] = q[r]
+            w += 1
+    return w
+
+
+@numba.njit(cache=True)
 def _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node_off, node_pool, out_pos, out_nodes,
            out) -> None:
     """Start job ``i`` (queue position ``pos``) on the ``n`` nodes placed at ``out_nodes[out[2]:]``, as
@@ -310,7 +325,7 @@ class RunningIndex:
     hooks; with ``direct`` (the run's own policy: nothing else notes why jobs wait) the pass counts the
     reservation's holds itself and :meth:`finished` adds them to the run's tally."""
 
-    def __init__(self, ctx, direct: bool = False):
+    def __init__(self, ctx, direct: bool = False, appends: bool = False):
         model = ctx.model
         n = ctx.n
         req = ctx.req
@@ -343,6 +358,11 @@ class RunningIndex:
         #: reservation, counted by the pass itself and added to the run's tally when it ends
         self.direct = direct
         self.tally = np.zeros(n if direct else 0, dtype=np.int64)
+        #: with ``appends`` (an order that only appends, and nothing but this pass takes jobs off the
+        #: queue), the queue as an array, kept from pass to pass: only the jobs appended since are copied
+        self.appends = appends
+        self.queue = np.empty(n if appends else 0, dtype=np.int64)
+        self.queued = 0
         # shapes: requests alike but for memory, numbered (a re-queued job's may change)
         self._shapes: dict = {}
         self.shape = np.array([self._shape_of(r) for r in req], dtype=np.int64)
@@ -420,7 +440,7 @@ class RunningIndex:
         reservation held back."""
         out = self.out
         self.stamp += 1
-        shadow = easy_pass(ctx.free, np.array(q, dtype=np.int64), ctx.now, ctx.seq, self.count, release_ties,
+        shadow = easy_pass(ctx.free, self._array(q), ctx.now, ctx.seq, self.count, release_ties,
                            -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp)
         _, starts, written, notes, head_pos, self.count = out.tolist()
         head = None if head_pos < 0 else q[head_pos]
@@ -448,4 +468,18 @@ class RunningIndex:
                 self.applying = False
             for pos in sorted(positions, reverse=True):
                 del q[pos]
+            if self.appends:
+                self.queued = _drop(self.queue, self.queued, self.out_pos, starts)
         return head, shadow, held
+
+    def _array(self, q: list) -> np.ndarray:
+        """``q`` as an int64 array: with ``appends``, the kept array with the jobs appended since the last pass."""
+        if not self.appends:
+            return np.array(q, dtype=np.int64)
+        had, n = self.queued, len(q)
+        if n < had or (had and q[had - 1] != self.queue[had - 1]):  # not the queue it was kept from: copy it all
+            had = 0
+        if n > had:
+            self.queue[had:n] = q[had:]
+        self.queued = n
+        return self.queue[:n]
