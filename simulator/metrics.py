@@ -32,7 +32,8 @@ def lost_seconds(result) -> np.ndarray:
     return np.where(whole, dur, np.minimum(r.a_overhead, dur))
 
 
-def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S) -> dict:
+def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S, accounts: bool = True) -> dict:
+    """The run's summary (module text); ``accounts=False`` leaves out ``gpu_hours_by_account``."""
     r = result
     started = ~np.isnan(r.start)
     done = r.state == "COMPLETED"
@@ -83,7 +84,8 @@ def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S) -> dict
     out["lost_mem_gib_hours"] = float((lost * r.a_mem).sum() / 3600.0 / 2**30)
     out["lost_gpu_hours"] = float((lost * r.a_gpus).sum() / 3600.0)
     out["wait_passes"] = dict(zip(REASONS, r.reasons.sum(axis=0).tolist(), strict=True))
-    out["gpu_hours_by_account"] = gpu_hours_by_account(r, shares, span)
+    if accounts:
+        out["gpu_hours_by_account"] = gpu_hours_by_account(r, shares, span)
     return out
 
 

@@ -29,17 +29,23 @@ class Occupancy:
         return float(np.sum(values * np.diff(edges)))
 
 
-def step(times_on: np.ndarray, times_off: np.ndarray, amounts: np.ndarray) -> tuple:
+def step(times_on: np.ndarray, times_off: np.ndarray, amounts: np.ndarray, by_time: np.ndarray | None = None) -> tuple:
     """``(times, level)`` of a sum of boxes ``amounts`` on ``[on, off)``; releases apply before
-    acquisitions at the same instant."""
+    acquisitions at the same instant.  ``by_time``: an order of ``times_on`` then ``times_off`` by time,
+    which whole amounts can be summed in (their sums are exact in any order: each level is the same)."""
     t = np.concatenate([times_on, times_off])
     d = np.concatenate([amounts, -amounts]).astype(np.float64)
-    order = np.lexsort((d, t))
+    order = by_time if by_time is not None and _exact(d) else np.lexsort((d, t))
     t, level = t[order], np.cumsum(d[order])
     if len(t) == 0:
         return t, level
     last = np.append(t[1:] != t[:-1], True)
     return t[last], level[last]
+
+
+def _exact(d: np.ndarray) -> bool:
+    """Whether every partial sum of ``d`` is exact in floating point: whole numbers, summing under 2**53."""
+    return bool(np.all(d == np.rint(d))) and float(np.abs(d).sum()) < 2.0**53
 
 
 def occupancy(result) -> Occupancy:
@@ -48,6 +54,8 @@ def occupancy(result) -> Occupancy:
     used_cpu = r.a_cpus * r.cpu_util[k]
     used_mem = np.minimum(r.mem_peak[k], r.a_mem) if len(k) else np.zeros(0)
     used_gpu = r.a_gpus * r.gpu_util[k]
-    series = [step(r.a_start, r.a_end, x) for x in (r.a_cpus, r.a_mem, r.a_gpus, used_cpu, used_mem, used_gpu)]
+    by_time = np.argsort(np.concatenate([r.a_start, r.a_end]), kind="stable")  # for the whole amounts
+    series = [step(r.a_start, r.a_end, x, by_time)
+              for x in (r.a_cpus, r.a_mem, r.a_gpus, used_cpu, used_mem, used_gpu)]
     times = series[0][0]
     return Occupancy(times, *(s[1] for s in series))

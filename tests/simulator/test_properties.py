@@ -432,3 +432,25 @@ def test_whole_requests_counted_in_millis_replay_as_in_whole_units(jobs, cluster
         Jobs.from_records(millis, cpu_unit=1000, gpu_unit=gu))
     assert_same_schedule(whole, millis)
     assert np.allclose(whole.a_cpus, millis.a_cpus) and np.allclose(whole.a_gpus, millis.a_gpus)
+
+
+def test_step_levels_by_hand():
+    # boxes [0, 10) of 2, [5, 10) of 3, [10, 20) of 1: levels 2, 5, 1, 0 from 0, 5, 10, 20
+    times, level = step(np.array([0.0, 5.0, 10.0]), np.array([10.0, 10.0, 20.0]), np.array([2.0, 3.0, 1.0]))
+    assert times.tolist() == [0.0, 5.0, 10.0, 20.0]
+    assert level.tolist() == [2.0, 5.0, 1.0, 0.0]
+
+
+@settings(max_examples=examples(100))
+@given(boxes=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 2**40),
+                                st.sampled_from([1.0, 0.1, 0.37, 1e-3])), min_size=0, max_size=40))
+def test_step_in_time_order_gives_the_levels_of_the_full_sort(boxes):
+    """Summed in time order only (``by_time``), whole amounts give bit for bit the levels of the sort by
+    time and amount; fractional ones are sorted in full."""
+    on = np.array([float(a) for a, _, _, _ in boxes])
+    off = on + np.array([float(b) for _, b, _, _ in boxes])
+    for amounts in (np.array([float(c) for _, _, c, _ in boxes]), np.array([c * f for _, _, c, f in boxes])):
+        by_time = np.argsort(np.concatenate([on, off]), kind="stable")
+        t1, l1 = step(on, off, amounts, by_time)
+        t2, l2 = step(on, off, amounts)
+        assert t1.tobytes() == t2.tobytes() and l1.tobytes() == l2.tobytes()
