@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from simulator import EASY, GiveUp, Simulator, metrics
 from simulator.metrics import codes
@@ -111,16 +112,14 @@ def run(task: Replay, setting: Setting) -> dict:
 
 def pool_metrics(result) -> dict:
     """The run's :func:`simulator.metrics` (without the per-account GPU-hours), ``gave_up`` added."""
-    m = metrics(result)
-    m.pop("gpu_hours_by_account", None)
+    m = metrics(result, accounts=False)
     m["gave_up"] = bool(result.gave_up)
     return m
 
 
 def summarise(result, cluster: Cluster) -> dict:
     """The run's metrics, plus GPU-hours held and used per GPU type and per account (plain dicts)."""
-    m = metrics(result)
-    m.pop("gpu_hours_by_account", None)
+    m = metrics(result, accounts=False)
     m = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in m.items()}
     m["gave_up"] = bool(result.gave_up)
     m["capacity"] = dict(result.capacity)
@@ -150,7 +149,14 @@ def _gpu_type_of(result) -> np.ndarray:
 
 def _sum_by(keys: np.ndarray, values: np.ndarray) -> dict:
     """``{str(key): sum of its values}`` in key order, each sum added up in the values' order."""
-    names, got = codes(np.array([str(k) for k in keys.tolist()], dtype=object))
+    got, uniques = pd.factorize(keys)  # keys as codes, then only the distinct ones as text (missing: -1)
+    if len(uniques) and (got >= 0).all():
+        text = [str(u) for u in uniques]
+        names = list(dict.fromkeys(text))
+        at = {k: i for i, k in enumerate(names)}
+        got = np.array([at[k] for k in text], dtype=np.int64)[got]
+    else:
+        names, got = codes(np.array([str(k) for k in keys.tolist()], dtype=object))
     sums = np.bincount(got, weights=np.asarray(values, dtype=np.float64), minlength=len(names)).tolist()
     at = {k: i for i, k in enumerate(names)}
     return {k: sums[at[k]] for k in sorted(names)}

@@ -211,3 +211,12 @@ def test_a_run_logged_past_its_limit_is_not_killed_at_the_limit_it_outran():
         assert r.limit.tolist() == [limit]
         res = run(Replay(Scenario("rightsized", level=0.9), keep_jobs=True), Setting(month=month, cluster=CLUSTER))
         assert res["jobs"]["kills_timeout"].tolist() == [kills] and res["jobs"]["end_s"].tolist() == [end]
+
+
+def test_sums_by_key_name_keys_as_text_in_order():
+    from audit.whatif.replays import _sum_by
+
+    keys = np.array(["b", "a", 1, "1", None, float("nan"), "a"], dtype=object)
+    assert _sum_by(keys, np.arange(7.0)) == {"1": 5.0, "None": 4.0, "a": 7.0, "b": 0.0, "nan": 5.0}
+    assert _sum_by(np.array(["x", 2, "2", "x"], dtype=object), np.array([0.5, 1.0, 2.0, 0.25])) == {"2": 3.0, "x": 0.75}
+    assert _sum_by(np.zeros(0, dtype=object), np.zeros(0)) == {}
