@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from statsmodels.regression.quantile_regression import QuantReg
 
 from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
 
@@ -47,6 +46,8 @@ class LinearQuantile(Estimator):
         keep = np.std(D, axis=0) > 0
         keep[0] = True
         self.columns_ = keep
+        from statsmodels.regression.quantile_regression import QuantReg  # here: statsmodels takes a second to import
+
         model = QuantReg(z, D[:, keep])
         self.coef_ = np.vstack([model.fit(q=a, max_iter=self.max_iter).params for a in self.levels_])
         return self
