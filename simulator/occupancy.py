@@ -31,16 +31,37 @@ class Occupancy:
 
 def step(times_on: np.ndarray, times_off: np.ndarray, amounts: np.ndarray, by_time: np.ndarray | None = None) -> tuple:
     """``(times, level)`` of a sum of boxes ``amounts`` on ``[on, off)``; releases apply before
-    acquisitions at the same instant.  ``by_time``: an order of ``times_on`` then ``times_off`` by time,
-    which whole amounts can be summed in (their sums are exact in any order: each level is the same)."""
+    acquisitions at the same instant.  ``by_time``: the stable order by time of ``times_on`` then
+    ``times_off``; whole amounts are summed in it (their sums are exact in any order: each level is the
+    same), other amounts in it with the jobs of a same instant sorted by amount (the order of a full sort
+    by time and amount)."""
     t = np.concatenate([times_on, times_off])
     d = np.concatenate([amounts, -amounts]).astype(np.float64)
-    order = by_time if by_time is not None and _exact(d) else np.lexsort((d, t))
+    if by_time is None:
+        order = np.lexsort((d, t))
+    elif _exact(d):
+        order = by_time
+    else:
+        order = _ties_by_amount(by_time, t, d)
     t, level = t[order], np.cumsum(d[order])
     if len(t) == 0:
         return t, level
     last = np.append(t[1:] != t[:-1], True)
     return t[last], level[last]
+
+
+def _ties_by_amount(by_time: np.ndarray, t: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``by_time`` with each run of equal times sorted by ``d`` (stable): ``np.lexsort((d, t))``, sorting
+    only the times that repeat."""
+    ts = t[by_time]
+    same = ts[1:] == ts[:-1]
+    tied = np.zeros(len(ts), dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    order = by_time.copy()
+    order[at] = by_time[at[np.lexsort((d[by_time[at]], ts[at]))]]
+    return order
 
 
 def _exact(d: np.ndarray) -> bool:
