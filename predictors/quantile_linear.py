@@ -46,7 +46,8 @@ class LinearQuantile(Estimator):
         keep = np.std(D, axis=0) > 0
         keep[0] = True
         self.columns_ = keep
-        from statsmodels.regression.quantile_regression import QuantReg  # here: statsmodels takes a second to import
+        # imported here, not at the top: statsmodels takes a second to load, and LightGBM right-sizing never fits this model
+        from statsmodels.regression.quantile_regression import QuantReg
 
         model = QuantReg(z, D[:, keep])
         self.coef_ = np.vstack([model.fit(q=a, max_iter=self.max_iter).params for a in self.levels_])
