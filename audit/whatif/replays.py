@@ -119,17 +119,15 @@ def pool_metrics(result) -> dict:
 
 def summarise(result, cluster: Cluster) -> dict:
     """The run's metrics, plus GPU-hours held and used per GPU type and per account (plain dicts)."""
-    m = metrics(result, accounts=False)
-    m = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in m.items()}
-    m["gave_up"] = bool(result.gave_up)
+    m = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in pool_metrics(result).items()}
     m["capacity"] = dict(result.capacity)
     if result.gave_up:
         return m
     dur = result.a_end - result.a_start
-    gtype = _gpu_type_of(result)
-    held = _sum_by(gtype, result.a_gpus * dur / 3600.0)
-    used = _sum_by(gtype, result.a_gpus * dur * result.gpu_util[result.a_job] / 3600.0 if len(result.a_job)
-                   else np.zeros(0))
+    gtype = _text_codes(_gpu_type_of(result))  # once for the GPU-hours held and used
+    held = _sums(*gtype, result.a_gpus * dur / 3600.0)
+    used = _sums(*gtype, result.a_gpus * dur * result.gpu_util[result.a_job] / 3600.0 if len(result.a_job)
+                 else np.zeros(0))
     caps = _gpu_capacity(cluster)
     hours = m["makespan_s"] / 3600.0
     m["gpu_types"] = {t: {"gpus": caps[t], "gpu_hours_held": held.get(t, 0.0), "gpu_hours_used": used.get(t, 0.0),
@@ -149,17 +147,24 @@ def _gpu_type_of(result) -> np.ndarray:
 
 def _sum_by(keys: np.ndarray, values: np.ndarray) -> dict:
     """``{str(key): sum of its values}`` in key order, each sum added up in the values' order."""
-    got, uniques = pd.factorize(keys)  # keys as codes, then only the distinct ones as text (missing: -1)
-    if len(uniques) and (got >= 0).all():
-        text = [str(u) for u in uniques]
-        names = list(dict.fromkeys(text))
-        at = {k: i for i, k in enumerate(names)}
-        got = np.array([at[k] for k in text], dtype=np.int64)[got]
-    else:
-        names, got = codes(np.array([str(k) for k in keys.tolist()], dtype=object))
-    sums = np.bincount(got, weights=np.asarray(values, dtype=np.float64), minlength=len(names)).tolist()
+    return _sums(*_text_codes(keys), values)
+
+
+def _text_codes(keys: np.ndarray) -> tuple:
+    """``(names, codes)``: the distinct texts of the keys and each key's index in them."""
+    got, uniques = pd.factorize(keys)  # only the distinct keys are turned into text
+    if not len(uniques) or (got < 0).any():  # missing keys (code -1): the text of every key
+        return codes(np.array([str(k) for k in keys.tolist()], dtype=object))
+    text = [str(u) for u in uniques]
+    names = list(dict.fromkeys(text))
     at = {k: i for i, k in enumerate(names)}
-    return {k: sums[at[k]] for k in sorted(names)}
+    return names, np.array([at[k] for k in text], dtype=np.int64)[got]
+
+
+def _sums(names: list, got: np.ndarray, values: np.ndarray) -> dict:
+    """``{name: sum of its values}`` in name order, each sum added up in the values' order."""
+    sums = np.bincount(got, weights=np.asarray(values, dtype=np.float64), minlength=len(names)).tolist()
+    return dict(sorted(zip(names, sums, strict=True)))
 
 
 def _gpu_capacity(cluster) -> dict:
