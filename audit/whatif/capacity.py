@@ -72,6 +72,7 @@ class PoolSearch:
     guess: int
     near: int | None = None
     full_passes: bool = False
+    priority: int = 0  # its probes go to a free worker before those of lower priority
     bisection: object = field(init=False)
     results: dict = field(default_factory=dict)
 
@@ -141,7 +142,7 @@ def run_searches(searches: list, cluster: Cluster, replay, then=None, stream=Non
     def start(srch) -> None:
         n = srch.probe()
         if n is not None:
-            stream.put((srch, n), srch.task(n, cluster))
+            stream.put((srch, n), srch.task(n, cluster), getattr(srch, "priority", 0))
         elif then is not None:
             for more in then(srch) or ():
                 start(more)

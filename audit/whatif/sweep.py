@@ -4,7 +4,8 @@ weighed against their kills, the recommended level shaken for an interval, the p
 Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask):
 the full-size replays as one batch, read in task order; the searches' probes as a stream, each search's
 next probe handed out as soon as its last one is known (:func:`.capacity.run_searches`), and their
-answers gathered by scenario and pool, so the result does not depend on how they were scheduled.
+answers gathered by scenario and pool, so the result does not depend on how they were scheduled; the
+capacity searches and the shaken copies' share one stream (:func:`recover`, searches of :mod:`.recovery`).
 The figures are plain dicts; :mod:`.outputs` writes them.
 """
 
@@ -19,24 +20,12 @@ import numpy as np
 from simulator import SimResult
 from simulator.records import Cluster
 
-from .capacity import (
-    Headroom,
-    OneReplay,
-    PoolSearch,
-    Target,
-    between_guess,
-    occupancy_guess,
-    pool_nodes,
-    run_searches,
-    scaled_counts,
-    start_searches,
-)
+from .capacity import Headroom, Target, run_searches, start_searches
+from .recovery import ScenarioSearches, ShakenSearches, capacity_rows, shaken_actuals, shaken_seeds
 from .replays import Replay, Setting, run, summarise
 from .scenarios import MODES, Scenario
-from .shaking import SHAKE_S, interval
 
 DEFAULT_RISK = (0.5, 0.8, 0.9, 0.95, 0.99)
-HOURS_PER_YEAR = 8766.0
 POLICIES = ("fifo", "easy", "fairshare", "budget")
 
 
@@ -182,7 +171,8 @@ def begin(setting: Setting, runner, options: Options, replay: _Replayer | None =
             full.put((name, p), Replay(Scenario(name), pool=p, keep_jobs=True, policy=options.policy), -1)
     shaken = None
     if options.capacity_search and options.replicates > 0:
-        shaken = start_searches(shaken_actuals(pools, options), setting.cluster, replay, priority=-2)
+        shaken = start_searches(shaken_actuals(pools, options.seed, options.replicates, options.policy),
+                                setting.cluster, replay, priority=-2)
     return Early(replay, full, shaken)
 
 
@@ -223,76 +213,6 @@ def _merge_scenario(got: list, pools: list, setting: Setting) -> tuple:
     return full, per_pool, jobs
 
 
-def search_capacity(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options,
-                    *, shake=None, targets=None, probes: dict | None = None) -> dict:
-    """Per scenario: ``{pool: smallest passing node count or None}``; ``probes`` (when given) is filled with
-    every replay of the search, ``{scenario: {pool: {nodes: metrics}}}``, the full pool included.
-
-    ``actual`` (outward from one node below the full pool) and ``oracle`` (by bisection from the occupancy
-    guess) are searched first; every other scenario's search of a pool starts as soon as those two of that
-    pool have ended, outward from where its full-size occupancy puts it between their answers
-    (:func:`.capacity.between_guess`).  Under a monotone service the answers are those of plain bisection;
-    the warm start only saves probes."""
-    targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
-    searches: dict = {}  # (scenario, pool) → its search
-
-    def open_search(s, p, near=None) -> list:
-        n = pool_nodes(setting.cluster, p)
-        m = per_pool[s.name][p]
-        if not targets[p].met(m):
-            return []  # it misses today's service even on the full pool: no answer
-        base = Replay(s, pool=p, shake=shake, policy=options.policy)
-        srch = searches[(s.name, p)] = PoolSearch((s.name, p), base, targets[p], n, occupancy_guess(n, m), near=near,
-                                                  full_passes=True)
-        return [srch]
-
-    def answer(name, p):
-        srch = searches.get((name, p))
-        return None if srch is None else srch.answer
-
-    bounds = [s for s in scns if s.kind in ("actual", "oracle")]
-    others = [s for s in scns if s not in bounds]
-    waiting = {p: 0 for p in pools}  # per pool: its bound searches still running
-    first = []
-    for s in bounds:
-        for p in pools:
-            n = pool_nodes(setting.cluster, p)
-            # today's requests keep today's service on the full pool by definition: look just below it
-            opened = open_search(s, p, near=n - 1 if s.kind == "actual" and n > 1 else None)
-            waiting[p] += len(opened)
-            first += opened
-
-    def open_others(p) -> list:
-        got = {name: {p: answer(name, p)} for name in ("actual", "oracle")}
-        out = []
-        for s in others:
-            out += open_search(s, p, near=between_guess(p, s.name, got, per_pool, pool_nodes(setting.cluster, p)))
-        return out
-
-    def then(srch) -> list:
-        """Once ``actual``'s and ``oracle``'s searches of a pool end, every other scenario's search of it
-        starts between their answers."""
-        name, p = srch.key
-        if name not in ("actual", "oracle"):
-            return []
-        waiting[p] -= 1
-        return open_others(p) if waiting[p] == 0 else []
-
-    for p in pools:
-        if waiting[p] == 0:
-            first += open_others(p)
-    run_searches(first, setting.cluster, replay, then=then)
-    answers = {s.name: {p: answer(s.name, p) for p in pools} for s in scns}
-    if probes is not None:
-        for s in scns:
-            for p in pools:
-                probes.setdefault(s.name, {})[p] = {pool_nodes(setting.cluster, p): per_pool[s.name][p]}
-                srch = searches.get((s.name, p))
-                if srch is not None:
-                    probes[s.name][p].update(srch.results)
-    return answers
-
-
 def probe_rows(probes: dict, targets: dict) -> dict:
     """The capacity search's replays as plain rows: ``{scenario: [{pool, nodes, p95_wait_s,
     mean_bounded_slowdown, gave_up, passed}, …]}`` (a replay that gave up stopped once it was known to miss
@@ -309,28 +229,6 @@ def probe_rows(probes: dict, targets: dict) -> dict:
                              "passed": bool(targets[p].met({**m, "gave_up": m.get("gave_up", False)}))})
         out[name] = rows
     return out
-
-
-def capacity_rows(name: str, found: dict, setting: Setting, prices: dict) -> dict:
-    """Nodes kept per group, nodes recovered, the share of the cluster, and dollars by price book."""
-    cluster = setting.cluster
-    total = pool_nodes(cluster, None)
-    groups = getattr(cluster, "groups", None)
-    kept: dict = {g.name: g.count for g in groups} if groups else {"procs": total}
-    missed = [p for p, n in found.items() if n is None]
-    for p, n in found.items():
-        if n is not None:
-            kept.update(dict(scaled_counts(cluster, p, n)))
-    full_counts = {g.name: g.count for g in groups} if groups else {"procs": total}
-    recovered = {g: full_counts[g] - kept[g] for g in full_counts}
-    nodes = sum(recovered.values())
-    dollars = {}
-    for book, per_node in prices.items():
-        hourly = sum(recovered[g] * per_node.get(g, 0.0) for g in recovered)
-        dollars[book] = {"usd_per_month": hourly * HOURS_PER_YEAR / 12.0, "usd_per_year": hourly * HOURS_PER_YEAR}
-    return {"scenario": name, "nodes_total": total, "nodes_kept": total - nodes, "nodes_recovered": nodes,
-            "share_recovered": nodes / total if total else 0.0, "kept_by_group": kept,
-            "recovered_by_group": recovered, "pools_missing_service": missed, "dollars": dollars}
 
 
 def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> tuple:
@@ -359,53 +257,63 @@ def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> t
     return rows, best["scenario"]
 
 
-def shaken_seeds(options: Options) -> list:
-    """The seeds of the shaken copies: ``seed + 1 …``, one per replicate."""
-    return [options.seed + 1 + r for r in range(options.replicates)]
+def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, prices: dict, started=None,
+            mark=None) -> None:
+    """The capacity search of every scenario and the shaken copies of the recommended one, as one stream of
+    replays; fills ``sw.capacity``, ``sw.probes``, ``sw.tradeoff``, ``sw.recommended`` and ``sw.shaken``.
 
+    Only the scenarios within tolerance can be recommended (their kills are known from the full-size
+    replays), so their searches go first; as soon as they all have answers the recommendation is made and
+    its searches of the shaken copies start, while the other scenarios' searches go on.  ``started``: a
+    stream of the copies' ``actual`` replays (:func:`begin`) to drive as well; ``mark(stage)`` hears of
+    ``capacity`` (every scenario's search ended) and ``shaken`` (the rest) as they end."""
+    scns, full, per_pool = sw.scenarios, sw.full, sw.pools_full
+    rows, _ = tradeoff_rows(scns, full, {}, options.tolerance)
+    tolerable = [r["scenario"] for r in rows if r["within_tolerance"]]
+    caps = ScenarioSearches(scns, pools, per_pool, setting, options.policy, urgent=tolerable)
+    names = [s.name for s in scns]
+    shaken = None
+    if options.replicates > 0 and tolerable:
+        shaken = ShakenSearches(pools, setting, shaken_seeds(options.seed, options.replicates), options.policy)
+    elif started is not None:
+        started.cancel()  # nothing to shake: no level within tolerance
+        started = None
+    marked: list = []
 
-def shaken_actuals(pools: list, options: Options) -> list:
-    """``actual`` on each shaken copy of each pool (the targets of :func:`shaken_capacity`), as searches
-    of one probe."""
-    return [OneReplay((seed, p), Replay(Scenario("actual"), pool=p, shake=seed, policy=options.policy))
-            for seed in shaken_seeds(options) for p in pools]
+    def progress() -> list:
+        """Recommend once the scenarios within tolerance have answers; mark the end of the searches."""
+        more = []
+        if sw.recommended is None and tolerable and caps.ended(tolerable):
+            known = {n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()}
+            _, sw.recommended = tradeoff_rows(scns, full, known, options.tolerance)
+            if shaken is not None:
+                more = shaken.choose(next(s for s in scns if s.name == sw.recommended),
+                                     caps.answers([sw.recommended])[sw.recommended])
+        if not marked and caps.ended(names):
+            marked.append("capacity")
+            if mark is not None:
+                mark("capacity")
+        return more
 
+    def then(srch) -> list:
+        more = caps.then(srch)
+        if shaken is not None:
+            more += shaken.then(srch)
+        return more + progress()
 
-def shaken_capacity(scn: Scenario, pools: list, replay, setting: Setting, options: Options, found: dict,
-                    started=None) -> dict:
-    """The recommended scenario's capacity on ``options.replicates`` shaken copies of the month, each
-    against ``actual`` on the same copy, searched outward from the unshaken answer (``found``: pool →
-    nodes): the nodes recovered per replicate and their 5th–95th percentile.  ``started``: a stream of
-    :func:`shaken_actuals` already under way (they need no scenario, so they fill free workers earlier)."""
-    seeds = shaken_seeds(options)
-    searches: dict = {}
-
-    def then(done) -> list:
-        """Once ``actual`` on a shaken copy of a pool is known, the scenario's search of that copy starts."""
-        if not isinstance(done, OneReplay):
-            return []
-        seed, p = done.key
-        n = pool_nodes(setting.cluster, p)
-        near = found.get(p)
-        near = n if near is None else near
-        base = Replay(scn, pool=p, shake=seed, policy=options.policy)
-        # only the nodes recovered are kept of a shaken copy, and a full pool recovers none whether it
-        # passes or not: the full pool is taken to pass and never replayed.  The first probe is one node
-        # below the unshaken answer, the last size that failed there: where the answer stays, that probe
-        # and the answer's own settle it, and where it moves down a node, that probe and the next
-        srch = searches[(seed, p)] = PoolSearch((seed, p), base, Target.of(done.answer), n, n,
-                                                near=max(1, min(near - 1, n - 1)), full_passes=True)
-        return [srch]
-
-    if started is None:
-        run_searches(shaken_actuals(pools, options), setting.cluster, replay, then=then)
-    else:
-        run_searches([], setting.cluster, replay, then=then, stream=started)
-    answers = {seed: {p: searches[(seed, p)].answer for p in pools} for seed in seeds}
-    recovered = {seed: capacity_rows(scn.name, f, setting, {})["nodes_recovered"] for seed, f in answers.items()}
-    lo, hi = interval(list(recovered.values()))
-    return {"scenario": scn.name, "replicates": len(seeds), "shake_s": SHAKE_S, "nodes_recovered": recovered,
-            "nodes_recovered_p5": lo, "nodes_recovered_p95": hi}
+    first = caps.first()
+    if shaken is not None and started is None:
+        first += shaken_actuals(pools, options.seed, options.replicates, options.policy)
+    run_searches(first + progress(), setting.cluster, replay, then=then, stream=started)
+    progress()
+    probes = caps.probes()
+    sw.probes = probe_rows(probes, caps.targets)
+    sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in caps.answers().items()}
+    sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
+    if shaken is not None:
+        sw.shaken = shaken.result()
+        if mark is not None:
+            mark("shaken")
 
 
 def headroom(scns: list, pools: list, per_pool: dict, replay, setting: Setting, options: Options) -> dict:
@@ -478,21 +386,23 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
 
     full, per_pool, sw.jobs = stage("replay", full_round, scns, pools, replay, setting, options, done=early.full)
     sw.full, sw.pools_full = full, per_pool
-    found = {}
     # the shaken copies' targets, under way whenever a worker is free; their searches run on this month
     started = replay.adopt(early.shaken) if early.shaken is not None else None
     if options.capacity_search:
-        probes: dict = {}
-        found = stage("capacity", search_capacity, scns, pools, per_pool, replay, setting, options, probes=probes)
-        sw.probes = probe_rows(probes, {p: Target.of(per_pool["actual"][p]) for p in pools})
-        sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in found.items()}
-    sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
-    rec = next((s for s in scns if s.name == sw.recommended), None)
-    if rec is not None and options.capacity_search and options.replicates > 0:
-        sw.shaken = stage("shaken", shaken_capacity, rec, pools, replay, setting, options, found[rec.name],
-                          started=started)
-    elif started is not None:
-        started.cancel()  # nothing to shake: no level within tolerance
+        t = time.perf_counter()
+
+        def mark(name) -> None:  # the shaken copies' searches start before the last scenarios' end
+            nonlocal t
+            sw.stages[name] = time.perf_counter() - t
+            t = time.perf_counter()
+            if log is not None:
+                log(name, sw.stages[name])
+
+        recover(sw, pools, replay, setting, options, prices, started, mark)
+    else:
+        if started is not None:
+            started.cancel()
+        sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     if options.headroom:
         picks = [s for s in scns if s.kind == "oracle" or s.name == sw.recommended]
         sw.headroom = stage("headroom", headroom, picks, pools, per_pool, replay, setting, options)

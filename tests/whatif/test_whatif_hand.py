@@ -220,3 +220,24 @@ def test_sums_by_key_name_keys_as_text_in_order():
     assert _sum_by(keys, np.arange(7.0)) == {"1": 5.0, "None": 4.0, "a": 7.0, "b": 0.0, "nan": 5.0}
     assert _sum_by(np.array(["x", 2, "2", "x"], dtype=object), np.array([0.5, 1.0, 2.0, 0.25])) == {"2": 3.0, "x": 0.75}
     assert _sum_by(np.zeros(0, dtype=object), np.zeros(0)) == {}
+
+
+def test_the_level_within_tolerance_is_shaken_while_the_other_levels_are_searched():
+    # At q = 0.5 both jobs get 1 GiB and are killed (peak 2 GiB): out of a zero tolerance.  At q = 0.9
+    # (3 GiB) they share a node: it recovers one of the two nodes, is recommended, and its two shaken
+    # copies are searched on the same stream as the 0.5 level's search.
+    t = table([(1, 0, 100, 1, 6, 2, 100), (2, 0, 100, 1, 6, 2, 100)])
+    preds = {0.5: {"memory": np.array([GB, GB], dtype=float)}, 0.9: {"memory": np.array([3 * GB, 3 * GB], dtype=float)}}
+    month, _ = build_month(t, CLUSTER, preds)
+    setting = Setting(month=month, cluster=CLUSTER)
+    opts = Options(risk=(0.5, 0.9), modes=("enforce",), replicates=2, tolerance=0.0, headroom=False,
+                   policies=("easy",))
+    with Runner(serial=True) as runner:
+        sw = sweep(setting, runner, opts, PRICES)
+    rows = {r["scenario"]: r for r in sw.tradeoff}
+    assert rows["rightsized@0.5/enforce"]["kills"] == 2 and not rows["rightsized@0.5/enforce"]["within_tolerance"]
+    assert rows["rightsized@0.9/enforce"]["kills"] == 0 and rows["rightsized@0.9/enforce"]["nodes_recovered"] == 1
+    assert sw.recommended == "rightsized@0.9/enforce"
+    assert sw.shaken["scenario"] == sw.recommended and sw.shaken["replicates"] == 2
+    assert set(sw.capacity) == {"actual", "oracle", "rightsized@0.5/enforce", "rightsized@0.9/enforce"}
+    assert set(sw.stages) >= {"replay", "capacity", "shaken"}
