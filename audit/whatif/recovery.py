@@ -28,11 +28,10 @@ class ScenarioSearches:
     (:func:`.capacity.between_guess`).  Under a monotone service the answers are those of plain bisection;
     the warm start only saves probes.  ``urgent``: scenario names whose searches are handed out first."""
 
-    def __init__(self, scns: list, pools: list, per_pool: dict, setting: Setting, policy: str, *,
-                 shake=None, targets=None, urgent=()):
+    def __init__(self, scns: list, pools: list, per_pool: dict, setting: Setting, policy: str, *, urgent=()):
         self.scns, self.pools, self.per_pool, self.setting = scns, pools, per_pool, setting
-        self.policy, self.shake, self.urgent = policy, shake, set(urgent)
-        self.targets = targets or {p: Target.of(per_pool["actual"][p]) for p in pools}
+        self.policy, self.urgent = policy, set(urgent)
+        self.targets = {p: Target.of(per_pool["actual"][p]) for p in pools}
         self.searches: dict = {}  # (scenario, pool) → its search
         self.pending = {(s.name, p) for s in scns for p in pools}  # searches not ended yet
         self.waiting = {p: 0 for p in pools}  # per pool: its bound searches still running
@@ -95,7 +94,7 @@ class ScenarioSearches:
         if not self.targets[p].met(m):
             self.pending.discard((s.name, p))
             return []  # it misses today's service even on the full pool: no answer
-        base = Replay(s, pool=p, shake=self.shake, policy=self.policy)
+        base = Replay(s, pool=p, policy=self.policy)
         srch = self.searches[(s.name, p)] = PoolSearch((s.name, p), base, self.targets[p], n, occupancy_guess(n, m),
                                                        near=near, full_passes=True,
                                                        priority=1 if s.name in self.urgent else 0)
@@ -138,8 +137,7 @@ class ShakenSearches:
         """Search ``scn`` (its unshaken answers ``found``: pool → nodes) on every copy: the searches of the
         copies whose ``actual`` is known, at once; the others as theirs comes."""
         self.scn, self.found = scn, found
-        return [srch for key in sorted(self.actuals, key=lambda k: (k[0], -1 if k[1] is None else k[1]))
-                for srch in self._open(key)]
+        return [srch for key in list(self.actuals) for srch in self._open(key)]
 
     def then(self, done) -> list:
         """Hear of a search ending: once ``actual`` on a shaken copy of a pool is known, the scenario's search

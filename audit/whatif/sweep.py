@@ -266,7 +266,8 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
     replays), so their searches go first; as soon as they all have answers the recommendation is made and
     its searches of the shaken copies start, while the other scenarios' searches go on.  ``started``: a
     stream of the copies' ``actual`` replays (:func:`begin`) to drive as well; ``mark(stage)`` hears of
-    ``capacity`` (every scenario's search ended) and ``shaken`` (the rest) as they end."""
+    ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest, when a level was shaken) as
+    they end."""
     scns, full, per_pool = sw.scenarios, sw.full, sw.pools_full
     rows, _ = tradeoff_rows(scns, full, {}, options.tolerance)
     tolerable = [r["scenario"] for r in rows if r["within_tolerance"]]
@@ -306,8 +307,7 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
         first += shaken_actuals(pools, options.seed, options.replicates, options.policy)
     run_searches(first + progress(), setting.cluster, replay, then=then, stream=started)
     progress()
-    probes = caps.probes()
-    sw.probes = probe_rows(probes, caps.targets)
+    sw.probes = probe_rows(caps.probes(), caps.targets)
     sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in caps.answers().items()}
     sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     if shaken is not None:
