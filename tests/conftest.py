@@ -1,5 +1,6 @@
 """Shared test fixtures: where the real traces live, and skipping cleanly when they are absent; the
-hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test."""
+hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test; the real-Slurm
+clusters started in the background as the session starts, their tests run last (``tests/slurm_ahead.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.profiles import register
+from tests.slurm_ahead import Ahead
 
 register()
 
@@ -15,10 +17,40 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = (ROOT / ".." / "shared" / "traces").resolve()
 
 
+AHEAD = pytest.StashKey[Ahead]()
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+    items.sort(key=lambda item: item.get_closest_marker("slurm") is not None)  # stable: the Slurm tests last
+
+
+def pytest_collection_finish(session):
+    modules = []
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if item.get_closest_marker("slurm") and hasattr(module, "bring_up_ahead") and module not in modules:
+            modules.append(module)
+    if modules:  # the module run last starts first: its cluster owns munged and is stopped last
+        starts = {m.__name__: m.bring_up_ahead for m in reversed(modules)}
+        session.config.stash[AHEAD] = Ahead(starts).begin()
+
+
+def pytest_sessionfinish(session):
+    ahead = session.config.stash.get(AHEAD, None)
+    if ahead is not None:
+        ahead.close()
+
+
+@pytest.fixture(scope="module")
+def slurm_ahead(request) -> dict:
+    """The cluster started ahead for the requesting module (see ``tests/slurm_ahead.py``); it stops it."""
+    ahead = request.config.stash.get(AHEAD, None)
+    if ahead is None:
+        return request.module.bring_up_ahead(pytest.skip)
+    return ahead.take(request.module.__name__)
 
 
 def trace(*parts: str) -> Path:

@@ -1,15 +1,16 @@
 """Integration test against a real Slurm: jobs with known use, real ``sacct`` output, both readers.
 
-A module fixture brings up a single-machine Slurm 22.05 with accounting (``../shared/tools/slurm``;
-root, Debian packages installed on first use), submits jobs whose memory, CPU time, limits and fates
-are set by the test, waits for them to end, dumps ``sacct --parsable2`` and ``sacct --json`` and reads
+As the session starts, a single-machine Slurm 22.05 with accounting (``../shared/tools/slurm``; root,
+Debian packages installed on first use) is brought up in the background and given jobs whose memory, CPU
+time, limits and fates are set by the test (``tests/slurm_ahead.py``); the module fixture waits for them to end, dumps ``sacct --parsable2`` and ``sacct --json`` and reads
 both.  The tests then check each job's canonical row against what was submitted, and the two readers
 against each other.  Slurm is stopped and its state removed afterwards, also when a test fails.
 
 Runs in CI (as root).  Skips when not root, when ``../shared/tools/slurm`` is absent, when Slurm is
 neither installed nor installable with apt, or when ``RECLAIM_SKIP_SLURM`` is set to a non-empty value;
-``pytest -m 'not slurm'`` (``make test-fast``) deselects it.  It takes about two minutes: a TIMEOUT
-needs a one-minute limit (Slurm's smallest) and slurmctld checks limits every 30 s.
+``pytest -m 'not slurm'`` (``make test-fast``) deselects it.  Its jobs take about two minutes (a TIMEOUT
+needs a one-minute limit, Slurm's smallest, and slurmctld checks limits every 30 s), run while the rest of the
+suite does; the Slurm tests run last.
 """
 
 from __future__ import annotations
@@ -151,11 +152,6 @@ def _log_tails(logs: Path, n: int = 15) -> str:
 # ---------------------------------------------------------------- fixtures
 
 
-#: a cluster brought up (and its jobs submitted) ahead of this module by another Slurm test module, so that
-#: their jobs run at the same time instead of one module's waits after the other's
-PREPARED: dict = {}
-
-
 def _bring_up(skip) -> dict:
     """Start the test cluster; ``skip(reason)`` is called when it cannot be started here."""
     reason = _skip_reason()
@@ -186,24 +182,27 @@ def _stop(env: dict, state: Path) -> None:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def prepare(skip) -> None:
-    """Bring the cluster up and submit the jobs now (another module calls this before starting its own
-    cluster: this one then owns munged, which stop-slurm.sh stops only with the cluster that started it)."""
-    if not PREPARED:
-        cluster = _bring_up(skip)
-        PREPARED.update(cluster)
-        PREPARED["submitted"] = _submit(cluster["env"], cluster["state"])
+def bring_up_ahead(skip) -> dict:
+    """Start the cluster and submit the jobs; called in the background as the session starts
+    (``tests/slurm_ahead.py``), so the jobs run while the rest of the suite does."""
+    cluster = _bring_up(skip)
+    try:
+        cluster["submitted"] = _submit(cluster["env"], cluster["state"])
+    except BaseException:
+        _stop(cluster["env"], cluster["state"])
+        raise
+    cluster["stop"] = lambda: _stop(cluster["env"], cluster["state"])
+    return cluster
 
 
 @pytest.fixture(scope="module")
-def slurm():
-    """A running Slurm (its environment for the client commands); stopped and removed afterwards."""
-    cluster = dict(PREPARED) if PREPARED else _bring_up(pytest.skip)
+def slurm(slurm_ahead):
+    """A running Slurm (its environment for the client commands), its jobs submitted; stopped and removed
+    afterwards."""
     try:
-        yield cluster
+        yield slurm_ahead
     finally:
-        PREPARED.clear()
-        _stop(cluster["env"], cluster["state"])
+        slurm_ahead["stop"]()
 
 
 def _submit(env: dict, state: Path) -> dict:
@@ -238,9 +237,9 @@ def _submit(env: dict, state: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def run(slurm):
-    """Submit the jobs (unless submitted ahead), wait for them to end, dump sacct text and JSON, read both."""
+    """Wait for the jobs to end, dump sacct text and JSON, read both."""
     env, state = slurm["env"], slurm["state"]
-    sub = slurm.get("submitted") or _submit(env, state)
+    sub = slurm["submitted"]
     work, ids, t_submit, t_submitted = sub["work"], sub["ids"], sub["t_submit"], sub["t_submitted"]
     deadline = max(sub["start"] + WAIT_S, time.monotonic() + 30)
     n_jobs = len(ids) + 2  # three array tasks

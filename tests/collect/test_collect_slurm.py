@@ -3,7 +3,8 @@
 and a shim on PATH sees only commands of the read-only table.
 
 Runs in CI as root, like tests/test_slurm_integration.py (whose start and skip rules it shares); skips when
-Slurm cannot be started here.
+Slurm cannot be started here.  The cluster is brought up and its jobs run in the background while the rest of the
+suite runs (``tests/slurm_ahead.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pandas as pd
 import pytest
 
 from audit.collect import READ_ONLY
-from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason, prepare
+from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason
 
 pytestmark = pytest.mark.slurm
 
@@ -30,13 +31,12 @@ TERMINAL = {"COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "NOD
 SHIMMED = ("sacct", "sinfo", "scontrol", "sshare", "kubectl")
 
 
-@pytest.fixture(scope="module")
-def pilot(request):
+def bring_up_ahead(skip) -> dict:
+    """Start the pilot's cluster, submit ``submit-all.sh``'s jobs and cancel the one to cancel once it runs;
+    called in the background as the session starts (``tests/slurm_ahead.py``)."""
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
-    if any(item.nodeid.startswith("tests/test_slurm_integration.py") for item in request.session.items):
-        prepare(pytest.skip)  # its jobs run while this cluster starts and its own jobs run
+        skip(reason)
     state = Path(tempfile.mkdtemp(prefix="reclaim-pilot-test-"))
     state.chmod(0o755)
     env = {**os.environ, **PORTS, "SLURM_CLUSTER": "reclaimpilot", "SLURM_NODES": "3", "SLURM_NODE_CPUS": "4",
@@ -44,6 +44,7 @@ def pilot(request):
            "DEBIAN_FRONTEND": "noninteractive", "WORK_DIR": str(state / "jobs")}
     for var in [k for k in env if k.startswith(("SLURM_JOB", "SLURM_STEP", "SBATCH_", "SACCT_", "SQUEUE_"))]:
         del env[var]
+    cluster = {"env": env, "state": state, "stop": lambda: _stop(env, state)}
     try:
         if _missing_packages():
             _run(["apt-get", "update", "-q"], env, timeout=300)
@@ -52,13 +53,33 @@ def pilot(request):
         except RuntimeError as exc:
             raise RuntimeError(f"{exc}\n{_log_tails(state / 'log')}") from None
         out = _run(["bash", str(TOOLS / "submit-all.sh")], env, timeout=120)
-        ids = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
-        deadline = time.monotonic() + 240
+        cluster["ids"] = ids = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
+        cluster["deadline"] = deadline = time.monotonic() + 240
         while _run(["squeue", "-h", "-j", ids["cancel"], "-o", "%T"], env, check=False).strip() != "RUNNING":
             if time.monotonic() > deadline:
-                pytest.fail("the job to cancel never started")
+                raise TimeoutError("the job to cancel never started")
             time.sleep(0.5)
         _run(["scancel", ids["cancel"]], env)
+    except BaseException:
+        _stop(env, state)
+        raise
+    return cluster
+
+
+def _stop(env: dict, state: Path) -> None:
+    subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
+                   timeout=180, stdin=subprocess.DEVNULL)
+    if not os.environ.get("RECLAIM_KEEP_SLURM"):
+        shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pilot(slurm_ahead):
+    """The pilot's cluster once its jobs have ended, and ``reclaim collect slurm --since 1d`` run on it through
+    the shim; stopped and removed afterwards."""
+    env, state, ids = slurm_ahead["env"], slurm_ahead["state"], slurm_ahead["ids"]
+    try:
+        deadline = max(slurm_ahead["deadline"], time.monotonic() + 30)
         while _run(["squeue", "-h"], env, check=False).strip():
             if time.monotonic() > deadline:
                 pytest.fail("jobs did not end")
@@ -71,10 +92,7 @@ def pilot(request):
                                    text=True, timeout=300, stdin=subprocess.DEVNULL)
         yield {"env": env, "state": state, "ids": ids, "collected": collected, "log": log}
     finally:
-        subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
-                       timeout=180, stdin=subprocess.DEVNULL)
-        if not os.environ.get("RECLAIM_KEEP_SLURM"):
-            shutil.rmtree(state, ignore_errors=True)
+        slurm_ahead["stop"]()
 
 
 def _shim(state: Path) -> tuple[Path, Path]:
