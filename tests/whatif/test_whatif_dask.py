@@ -42,7 +42,7 @@ def dask_cluster():
                 time.sleep(0.2)
         for _ in range(2):
             procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                                           "--nthreads", "1", "--nworkers", "1", "--no-dashboard"], **quiet))
+                                           "--nthreads", "1", "--no-nanny", "--no-dashboard"], **quiet))
         with Client(address) as client:
             client.wait_for_workers(2, timeout=120)
         yield address
