@@ -2,9 +2,10 @@
 
 As the session starts, a single-machine Slurm 22.05 with accounting (``../shared/tools/slurm``; root,
 Debian packages installed on first use) is brought up in the background and given jobs whose memory, CPU
-time, limits and fates are set by the test (``tests/slurm_ahead.py``); the module fixture waits for them to end, dumps ``sacct --parsable2`` and ``sacct --json`` and reads
-both.  The tests then check each job's canonical row against what was submitted, and the two readers
-against each other.  Slurm is stopped and its state removed afterwards, also when a test fails.
+time, limits and fates are set by the test (``tests/slurm_ahead.py``); the module fixture waits for them
+to end, dumps ``sacct --parsable2`` and ``sacct --json`` and reads both.  The tests then check each job's
+canonical row against what was submitted, and the two readers against each other.  Slurm is stopped and
+its state removed afterwards, also when a test fails.
 
 Runs in CI (as root).  Skips when not root, when ``../shared/tools/slurm`` is absent, when Slurm is
 neither installed nor installable with apt, or when ``RECLAIM_SKIP_SLURM`` is set to a non-empty value;

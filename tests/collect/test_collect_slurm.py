@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from audit.collect import READ_ONLY
-from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason
+from tests.test_slurm_integration import TOOLS, _log_tails, _missing_packages, _run, _skip_reason, _stop
 
 pytestmark = pytest.mark.slurm
 
@@ -64,13 +64,6 @@ def bring_up_ahead(skip) -> dict:
         _stop(env, state)
         raise
     return cluster
-
-
-def _stop(env: dict, state: Path) -> None:
-    subprocess.run(["bash", str(TOOLS / "stop-slurm.sh"), str(state)], env=env, capture_output=True,
-                   timeout=180, stdin=subprocess.DEVNULL)
-    if not os.environ.get("RECLAIM_KEEP_SLURM"):
-        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
