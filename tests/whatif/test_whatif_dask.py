@@ -47,9 +47,19 @@ def dask_cluster():
             client.wait_for_workers(2, timeout=120)
         yield address
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
+        stop(procs[1:])  # the workers first, while the scheduler they report to is still up
+        stop(procs[:1])
+
+
+def stop(procs: list, grace_s: float = 10.0) -> None:
+    """Terminate ``procs`` and wait for them; one still running after ``grace_s`` is killed."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
             p.wait(timeout=30)
 
 
