@@ -47,10 +47,7 @@ def pytest_sessionfinish(session):
 @pytest.fixture(scope="module")
 def slurm_ahead(request) -> dict:
     """The cluster started ahead for the requesting module (see ``tests/slurm_ahead.py``); it stops it."""
-    ahead = request.config.stash.get(AHEAD, None)
-    if ahead is None:
-        return request.module.bring_up_ahead(pytest.skip)
-    return ahead.take(request.module.__name__)
+    return request.config.stash[AHEAD].take(request.module.__name__)
 
 
 def trace(*parts: str) -> Path:

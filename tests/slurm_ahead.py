@@ -61,6 +61,6 @@ class Ahead:
         """Stop the clusters no fixture took (a run cut short, or every test of a module failed to start)."""
         self.thread.join()
         for got in self.results.values():
-            if isinstance(got, dict) and "stop" in got:
+            if isinstance(got, dict):
                 got["stop"]()
         self.results.clear()
