@@ -94,7 +94,9 @@ class Context:
     Policies read ``now``, ``queue`` (pending job positions, in the order the policy keeps),
     ``free`` (the resource model's free state), ``model``, ``req[i]`` and ``est[i]`` (the current
     request and the scheduler's run-time estimate), ``running`` (sorted ``(estimated end, seq, i)``),
-    ``alloc[i]`` and ``started[i]``; policies and orders may define ``started(ctx, i)``,
+    ``alloc[i]`` and ``started[i]`` (a policy that keeps its own index of the running jobs may set
+    ``keep_running`` False as it resets: ``running`` and ``running_in`` then stay empty, and
+    ``running_key[i]`` still names each attempt); policies and orders may define ``started(ctx, i)``,
     ``stopped(ctx, i, t)``, ``requeued(ctx, i)`` and ``revised(ctx, i, old key)`` (a running job's
     estimated end moved) to hear of attempts, and ``finished(ctx)`` to hear that the run ended; they act
     through :meth:`start`, :meth:`preempt`, :meth:`note` (why a job waits this pass) and :meth:`wake_at`
@@ -174,6 +176,7 @@ class Context:
         self.revisions = 0  # running jobs whose estimated end moved (outlived their estimate) so far
         self.revise: list = []  # (time, seq, i): when a running attempt outlives its estimate
         self.on_nodes = model.kind != "pool"
+        self.keep_running = True
         self.keep_released = self.on_nodes
         self.released: list = []  # the allocations given back, in order (node clusters only)
         # per job state
@@ -327,15 +330,16 @@ class Context:
         if est < dur and self.est_after[i] == self.est_after[i]:  # it will outlive its estimate
             heapq.heappush(self.revise, (now + est, seq, i))
         key = (now + est, seq, i)
-        insort(self.running, key)
         self.running_key[i] = key
-        if self.parts_of_node is not None:
-            nodes = alloc[2]
-            parts = self.parts_of_node[nodes[0]] if len(nodes) == 1 else sorted({p for n in nodes for p in self.parts_of_node[n]})
-            self.parts_held[i] = parts
-            running_in = self.running_in
-            for p in parts:
-                insort(running_in[p], key)
+        if self.keep_running:
+            insort(self.running, key)
+            if self.parts_of_node is not None:
+                nodes = alloc[2]
+                parts = self.parts_of_node[nodes[0]] if len(nodes) == 1 else sorted({p for n in nodes for p in self.parts_of_node[n]})
+                self.parts_held[i] = parts
+                running_in = self.running_in
+                for p in parts:
+                    insort(running_in[p], key)
         self.token[i] = seq
         self.outcome[i] = outcome
         self.started[i] = now
@@ -386,10 +390,11 @@ class Context:
         if new_end <= old[0]:
             return
         key = (new_end, old[1], i)
-        self._rekey(self.running, old, key)
-        if self.parts_of_node is not None:
-            for p in self.parts_held[i]:
-                self._rekey(self.running_in[p], old, key)
+        if self.keep_running:
+            self._rekey(self.running, old, key)
+            if self.parts_of_node is not None:
+                for p in self.parts_held[i]:
+                    self._rekey(self.running_in[p], old, key)
         self.running_key[i] = key
         self.revisions += 1
         for hook in self.revise_hooks:
@@ -408,14 +413,15 @@ class Context:
         self.releases += 1
         if self.keep_released:
             self.released.append(alloc)
-        running = self.running
-        key = self.running_key[i]
-        del running[bisect_left(running, key)]
-        if self.parts_of_node is not None:
-            running_in = self.running_in
-            for p in self.parts_held.pop(i):
-                held = running_in[p]
-                del held[bisect_left(held, key)]
+        if self.keep_running:
+            running = self.running
+            key = self.running_key[i]
+            del running[bisect_left(running, key)]
+            if self.parts_of_node is not None:
+                running_in = self.running_in
+                for p in self.parts_held.pop(i):
+                    held = running_in[p]
+                    del held[bisect_left(held, key)]
         self.token[i] = -1
         cpus, mem, gpus = self.model.held(alloc)
         if self.on_nodes:

@@ -164,6 +164,27 @@ def _remove(ends, seqs, jobs, count, e, s) -> int:
 
 
 @numba.njit(cache=True)
+def _purge(ends, seqs, jobs, count, gone_e, gone_s, k) -> int:
+    """Remove the entries ``(gone_e[t], gone_s[t])``, ``t < k``, from the first ``count`` (in one sweep); the
+    new count."""
+    if k == 0:
+        return count
+    first = count
+    for t in range(k):
+        at = _position(ends, seqs, count, gone_e[t], gone_s[t])
+        jobs[at] = -1  # the keys stay in place, so the searches that follow still find theirs
+        first = min(first, at)
+    w = first
+    for r in range(first, count):
+        if jobs[r] >= 0:
+            ends[w] = ends[r]
+            seqs[w] = seqs[r]
+            jobs[w] = jobs[r]
+            w += 1
+    return w
+
+
+@numba.njit(cache=True)
 def _drop(q, n, pos, k) -> int:
     """Remove the positions ``pos[:k]`` from ``q[:n]`` in place, keeping the order of the rest; the new length."""
     gone = np.sort(pos[:k])
@@ -199,7 +220,7 @@ def _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node
 @numba.njit(cache=True)
 def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nnodes, part, allowed, part_lo,
               part_hi, est, ends, seqs, jobs, held, node_off, node_pool, switch, prefer, scratch, out_pos, out_nodes,
-              out_notes, out, tally, direct, shape, memo, memo_at, stamp):
+              out_notes, out, tally, direct, shape, memo, memo_at, stamp, gone_e, gone_s, gone):
     """One full EASY pass over queue ``q`` (job positions, in the policy's order).
 
     Writes the queue positions started, in start order, to ``out_pos``, their nodes to ``out_nodes``
@@ -213,7 +234,11 @@ def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nn
     remember, per shape, the per-node memory known not to fit beside the reservation (row 0) or at all
     (row 1), and known to fit (row 2), as of ``memo_at`` (``stamp``, a number no earlier pass had; row 2
     also counts this pass's starts).  Free resources only shrink in a pass, so a memory that did not fit
-    does not fit later in it, nor does a larger one; one that fits stays fitting until the next start."""
+    does not fit later in it, nor does a larger one; one that fits stays fitting until the next start.
+
+    The running entries ``(gone_e[t], gone_s[t])``, ``t < gone``, stopped since the last pass: they are
+    removed first (:func:`_purge`)."""
+    count = _purge(ends, seqs, jobs, count, gone_e, gone_s, gone)
     nq = len(q)
     nodes_total = free0.shape[1]
     free = scratch[0:3]
@@ -342,6 +367,10 @@ class RunningIndex:
         self.seqs = np.empty(n + 1, dtype=np.int64)
         self.jobs = np.empty(n + 1, dtype=np.int64)
         self.count = 0
+        #: running entries stopped since the last pass (still in ``ends``/``seqs``/``jobs``, stale)
+        self.gone_e = np.empty(n + 1, dtype=np.float64)
+        self.gone_s = np.empty(n + 1, dtype=np.int64)
+        self.gone = 0
         self.held = np.zeros((n, 3), dtype=np.int64)
         self.node_off = np.concatenate([[0], np.cumsum(self.nnodes)[:-1]]).astype(np.int64)
         self.node_pool = np.zeros(max(1, int(self.nnodes.sum())), dtype=np.int64)
@@ -386,6 +415,7 @@ class RunningIndex:
     def started(self, ctx, i: int) -> None:
         if self.applying:
             return
+        self._purge()  # the stale entries go before a live one comes in: never more entries than jobs
         e, s, _ = ctx.running_key[i]
         self.count = _insert(self.ends, self.seqs, self.jobs, self.count, e, s, i)
         alloc = ctx.alloc[i]
@@ -398,8 +428,16 @@ class RunningIndex:
         self.held[i] = alloc[3]
 
     def stopped(self, ctx, i: int, t: float) -> None:
+        """The entry stays (stale) until the next pass removes every stopped one in one sweep."""
         e, s, _ = ctx.running_key[i]
-        self.count = _remove(self.ends, self.seqs, self.jobs, self.count, e, s)
+        k = self.gone
+        self.gone_e[k] = e
+        self.gone_s[k] = s
+        self.gone = k + 1
+
+    def _purge(self) -> None:
+        self.count = _purge(self.ends, self.seqs, self.jobs, self.count, self.gone_e, self.gone_s, self.gone)
+        self.gone = 0
 
     def requeued(self, ctx, i: int) -> None:
         r = ctx.req[i]
@@ -441,7 +479,9 @@ class RunningIndex:
         out = self.out
         self.stamp += 1
         shadow = easy_pass(ctx.free, self._array(q), ctx.now, ctx.seq, self.count, release_ties,
-                           -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp)
+                           -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp,
+                           self.gone_e, self.gone_s, self.gone)
+        self.gone = 0
         _, starts, written, notes, head_pos, self.count = out.tolist()
         head = None if head_pos < 0 else q[head_pos]
         held = [q[p] for p in self.out_notes[:notes].tolist()] if notes else []

@@ -81,9 +81,15 @@ def mirrored(policy):
         index = easy._index
         assert index is not None
         k = index.count
-        entries = list(zip(index.ends[:k].tolist(), index.seqs[:k].tolist(), index.jobs[:k].tolist(), strict=True))
-        assert entries == [tuple(e) for e in ctx.running]
-        for _, _, j in ctx.running:
+        gone = set(zip(index.gone_e[: index.gone].tolist(), index.gone_s[: index.gone].tolist(), strict=True))
+        entries = [(e, s, j) for e, s, j in zip(index.ends[:k].tolist(), index.seqs[:k].tolist(),
+                                                index.jobs[:k].tolist(), strict=True) if (e, s) not in gone]
+        assert len(entries) == k - len(gone)  # the stale entries are those of the attempts stopped since
+        running = sorted(ctx.running_key[j] for j in range(ctx.n) if ctx.token[j] >= 0)
+        assert entries == running
+        if ctx.keep_running:
+            assert running == ctx.running
+        for _, _, j in running:
             alloc = ctx.alloc[j]
             off = int(index.node_off[j])
             assert index.node_pool[off : off + len(alloc[2])].tolist() == list(alloc[2])
