@@ -218,9 +218,21 @@ def _start(i, pos, free, c, m, g, n, now, est, seq, ends, seqs, jobs, held, node
 
 
 @numba.njit(cache=True)
-def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nnodes, part, allowed, part_lo,
-              part_hi, est, ends, seqs, jobs, held, node_off, node_pool, switch, prefer, scratch, out_pos, out_nodes,
-              out_notes, out, tally, direct, shape, memo, memo_at, stamp, gone_e, gone_s, gone):
+def easy_pass(free0, q, now, seq, count, release_ties, depth, sjf, by_node, by_job, slots, slot_times, placed, spans,
+              allowed, prefer, direct, out, memo, stamp, gone):
+    """:func:`_pass` on the arrays :class:`RunningIndex` keeps, in a few blocks (module text): a call from
+    Python pays for each array it passes, and a pass is called once per event time."""
+    return _pass(free0, q, now, seq, count, release_ties, depth, sjf, by_node[0:3], by_job[:, 0:3], by_job[:, 6],
+                 by_job[:, 7], allowed, spans[0], spans[1], slot_times[2], slot_times[0], slots[0], slots[1],
+                 by_job[:, 3:6], by_job[:, 8], placed[0], by_node[12], prefer, by_node[3:12], slots[2], placed[1],
+                 slots[3], out, slots[5], direct, by_job[:, 9], memo[0:3], memo[3:6], stamp, slot_times[1], slots[4],
+                 gone)
+
+
+@numba.njit(cache=True)
+def _pass(free0, q, now, seq, count, release_ties, depth, sjf, cap, need, nnodes, part, allowed, part_lo,
+          part_hi, est, ends, seqs, jobs, held, node_off, node_pool, switch, prefer, scratch, out_pos, out_nodes,
+          out_notes, out, tally, direct, shape, memo, memo_at, stamp, gone_e, gone_s, gone):
     """One full EASY pass over queue ``q`` (job positions, in the policy's order).
 
     Writes the queue positions started, in start order, to ``out_pos``, their nodes to ``out_nodes``
@@ -355,38 +367,50 @@ class RunningIndex:
         n = ctx.n
         req = ctx.req
         nodes_total = model.capacity.shape[1]
-        self.need = np.array([r.need_t for r in req], dtype=np.int64).reshape(n, 3)
-        self.nnodes = np.array([r.nodes for r in req], dtype=np.int64)
-        self.part = np.array([r.part for r in req], dtype=np.int64)
         spans = model.spans
+        nnodes = np.array([r.nodes for r in req], dtype=np.int64)
+        placed = max(1, int(nnodes.sum()))
+        # the arrays in a few blocks, each passed to the pass as one (its attributes below are views)
+        self.by_node = np.zeros((13, nodes_total), dtype=np.int64)
+        self.by_job = np.zeros((n, 10), dtype=np.int64)
+        self.slots = np.zeros((6, n + 1), dtype=np.int64)
+        self.slot_times = np.zeros((3, n + 1), dtype=np.float64)
+        self.placed = np.zeros((2, placed), dtype=np.int64)
+        self.spans = np.array([[span.lo for span in spans], [span.hi for span in spans]], dtype=np.int64).reshape(2, -1)
+        self.cap = self.by_node[0:3]
+        self.cap[:] = model.capacity
+        self.scratch = self.by_node[3:12]  # switch groups number fewer than nodes
+        self.switch = self.by_node[12]
+        self.switch[:] = model.switch
+        self.need = self.by_job[:, 0:3]
+        self.need[:] = np.array([r.need_t for r in req], dtype=np.int64).reshape(n, 3)
+        self.held = self.by_job[:, 3:6]
+        self.nnodes = self.by_job[:, 6]
+        self.nnodes[:] = nnodes
+        self.part = self.by_job[:, 7]
+        self.part[:] = [r.part for r in req]
+        self.node_off = self.by_job[:, 8]
+        self.node_off[:] = np.concatenate([[0], np.cumsum(nnodes)[:-1]]).astype(np.int64)
+        self.shape = self.by_job[:, 9]
+        self.seqs, self.jobs, self.out_pos, self.out_notes = self.slots[0], self.slots[1], self.slots[2], self.slots[3]
+        self.ends = self.slot_times[0]
+        self.est = self.slot_times[2, :n]
+        self.est[:] = ctx.est
+        self.node_pool, self.out_nodes = self.placed[0], self.placed[1]
         self.allowed = np.array([span.allowed for span in spans], dtype=np.bool_).reshape(len(spans), nodes_total)
-        self.part_lo = np.array([span.lo for span in spans], dtype=np.int64)
-        self.part_hi = np.array([span.hi for span in spans], dtype=np.int64)
-        self.est = np.array(ctx.est, dtype=np.float64)
-        self.ends = np.empty(n + 1, dtype=np.float64)
-        self.seqs = np.empty(n + 1, dtype=np.int64)
-        self.jobs = np.empty(n + 1, dtype=np.int64)
+        self.part_lo, self.part_hi = self.spans[0], self.spans[1]
         self.count = 0
         #: running entries stopped since the last pass (still in ``ends``/``seqs``/``jobs``, stale)
-        self.gone_e = np.empty(n + 1, dtype=np.float64)
-        self.gone_s = np.empty(n + 1, dtype=np.int64)
+        self.gone_e = self.slot_times[1]
+        self.gone_s = self.slots[4]
         self.gone = 0
-        self.held = np.zeros((n, 3), dtype=np.int64)
-        self.node_off = np.concatenate([[0], np.cumsum(self.nnodes)[:-1]]).astype(np.int64)
-        self.node_pool = np.zeros(max(1, int(self.nnodes.sum())), dtype=np.int64)
-        self.cap = model.capacity
-        self.switch = np.ascontiguousarray(model.switch, dtype=np.int64)
         self.prefer = model.topology == "prefer"
-        self.out_pos = np.empty(n + 1, dtype=np.int64)
-        self.out_nodes = np.empty(len(self.node_pool), dtype=np.int64)
-        self.out_notes = np.empty(n + 1, dtype=np.int64)
         self.out = np.zeros(6, dtype=np.int64)
-        self.scratch = np.zeros((9, nodes_total), dtype=np.int64)  # switch groups number fewer than nodes
         self.applying = False  # while the pass's own starts are applied (it has entered them itself)
         #: with ``direct`` (nothing else notes why jobs wait), the passes each job was held back by a
         #: reservation, counted by the pass itself and added to the run's tally when it ends
         self.direct = direct
-        self.tally = np.zeros(n if direct else 0, dtype=np.int64)
+        self.tally = self.slots[5, :n]
         #: with ``appends`` (an order that only appends, and nothing but this pass takes jobs off the
         #: queue), the queue as an array, kept from pass to pass: only the jobs appended since are copied
         self.appends = appends
@@ -394,16 +418,13 @@ class RunningIndex:
         self.queued = 0
         # shapes: requests alike but for memory, numbered (a re-queued job's may change)
         self._shapes: dict = {}
-        self.shape = np.array([self._shape_of(r) for r in req], dtype=np.int64)
-        self.memo = np.zeros((3, 0), dtype=np.int64)
-        self.memo_at = np.zeros((3, 0), dtype=np.int64)
+        self.shape[:] = [self._shape_of(r) for r in req]
+        self.memo = np.zeros((6, 0), dtype=np.int64)  # rows 0-2 the memo, 3-5 when each entry was made
         self._room()
         self.stamp = 0
         #: what easy_pass reads after its per-pass arguments (the arrays are updated in place)
-        self.arrays = (self.cap, self.need, self.nnodes, self.part, self.allowed, self.part_lo, self.part_hi,
-                       self.est, self.ends, self.seqs, self.jobs, self.held, self.node_off, self.node_pool,
-                       self.switch, self.prefer, self.scratch, self.out_pos, self.out_nodes, self.out_notes,
-                       self.out, self.tally, direct, self.shape)
+        self.arrays = (self.by_node, self.by_job, self.slots, self.slot_times, self.placed, self.spans, self.allowed,
+                       self.prefer, direct, self.out)
         ctx.start_hooks.append(self.started)
         ctx.stop_hooks.append(self.stopped)
         ctx.requeue_hooks.append(self.requeued)
@@ -451,8 +472,8 @@ class RunningIndex:
         have = self.memo.shape[1]
         if have < len(self._shapes):
             grow = max(len(self._shapes), 2 * have) - have
-            self.memo = np.concatenate([self.memo, np.zeros((3, grow), dtype=np.int64)], axis=1)
-            self.memo_at = np.concatenate([self.memo_at, np.full((3, grow), -1, dtype=np.int64)], axis=1)
+            more = np.concatenate([np.zeros((3, grow), dtype=np.int64), np.full((3, grow), -1, dtype=np.int64)])
+            self.memo = np.concatenate([self.memo, more], axis=1)
 
     def _shape_of(self, r) -> int:
         need = r.need_t
@@ -479,8 +500,7 @@ class RunningIndex:
         out = self.out
         self.stamp += 1
         shadow = easy_pass(ctx.free, self._array(q), ctx.now, ctx.seq, self.count, release_ties,
-                           -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.memo_at, self.stamp,
-                           self.gone_e, self.gone_s, self.gone)
+                           -1 if depth is None else depth, sjf, *self.arrays, self.memo, self.stamp, self.gone)
         self.gone = 0
         _, starts, written, notes, head_pos, self.count = out.tolist()
         head = None if head_pos < 0 else q[head_pos]
