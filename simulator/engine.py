@@ -297,11 +297,13 @@ class Context:
                 notes.clear()
 
     # ---- actions for policies --------------------------------------------------------------
-    def start(self, i: int, alloc) -> None:
-        """Start job ``i`` now on ``alloc`` (which must fit the free state)."""
+    def start(self, i: int, alloc, taken: bool = False) -> None:
+        """Start job ``i`` now on ``alloc`` (which must fit the free state); ``taken``: the free state
+        already holds the start (a policy that placed its pass's starts itself wrote the state they leave)."""
         now = self.now
         model = self.model
-        self.free = model.take(self.free, alloc)
+        if not taken:
+            self.free = model.take(self.free, alloc)
         if self.on_nodes:  # keep the totals (a pool's free state is its total)
             cpus, _, gpus = model.held(alloc)
             idle = self.idle

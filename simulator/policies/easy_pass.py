@@ -368,7 +368,12 @@ class RunningIndex:
         req = ctx.req
         nodes_total = model.capacity.shape[1]
         spans = model.spans
-        nnodes = np.array([r.nodes for r in req], dtype=np.int64)
+        # each job's request as its row of the model's table: per-node CPUs, memory, GPUs, nodes, partition
+        nums = np.fromiter((r.num for r in req), dtype=np.int64, count=n)
+        if n and nums.min() < 0:
+            raise ValueError("requests not made by the model (no row in its table)")
+        table = model.shapes()[nums]
+        nnodes = table[:, 3]
         placed = max(1, int(nnodes.sum()))
         # the arrays in a few blocks, each passed to the pass as one (its attributes below are views)
         self.by_node = np.zeros((13, nodes_total), dtype=np.int64)
@@ -383,12 +388,12 @@ class RunningIndex:
         self.switch = self.by_node[12]
         self.switch[:] = model.switch
         self.need = self.by_job[:, 0:3]
-        self.need[:] = np.array([r.need_t for r in req], dtype=np.int64).reshape(n, 3)
+        self.need[:] = table[:, 0:3]
         self.held = self.by_job[:, 3:6]
         self.nnodes = self.by_job[:, 6]
         self.nnodes[:] = nnodes
         self.part = self.by_job[:, 7]
-        self.part[:] = [r.part for r in req]
+        self.part[:] = table[:, 4]
         self.node_off = self.by_job[:, 8]
         self.node_off[:] = np.concatenate([[0], np.cumsum(nnodes)[:-1]]).astype(np.int64)
         self.shape = self.by_job[:, 9]
@@ -418,7 +423,7 @@ class RunningIndex:
         self.queued = 0
         # shapes: requests alike but for memory, numbered (a re-queued job's may change)
         self._shapes: dict = {}
-        self.shape[:] = [self._shape_of(r) for r in req]
+        self.shape[:] = self._shapes_of(req, nums)
         self.memo = np.zeros((6, 0), dtype=np.int64)  # rows 0-2 the memo, 3-5 when each entry was made
         self._room()
         self.stamp = 0
@@ -426,6 +431,8 @@ class RunningIndex:
         self.arrays = (self.by_node, self.by_job, self.slots, self.slot_times, self.placed, self.spans, self.allowed,
                        self.prefer, direct, self.out)
         ctx.start_hooks.append(self.started)
+        #: whether nothing but this index hears of starts (then a pass's starts leave the free state at once)
+        self.alone = ctx.start_hooks == [self.started]
         ctx.stop_hooks.append(self.stopped)
         ctx.requeue_hooks.append(self.requeued)
         ctx.revise_hooks.append(self.revised)
@@ -475,6 +482,17 @@ class RunningIndex:
             more = np.concatenate([np.zeros((3, grow), dtype=np.int64), np.full((3, grow), -1, dtype=np.int64)])
             self.memo = np.concatenate([self.memo, more], axis=1)
 
+    def _shapes_of(self, req: list, nums: np.ndarray) -> np.ndarray:
+        """:meth:`_shape_of` every job's request (numbered in the order the jobs first show them), each
+        distinct request asked once."""
+        if not len(nums):
+            return nums
+        distinct, first, inverse = np.unique(nums, return_index=True, return_inverse=True)
+        shape_of = np.empty(len(distinct), dtype=np.int64)
+        for k in np.argsort(first, kind="stable").tolist():
+            shape_of[k] = self._shape_of(req[int(first[k])])
+        return shape_of[inverse.reshape(-1)]
+
     def _shape_of(self, r) -> int:
         need = r.need_t
         key = (need[0], need[2], r.nodes, r.part)
@@ -511,6 +529,9 @@ class RunningIndex:
             flat = self.out_nodes[:written]
             nodes = flat.tolist()
             w = 0
+            taken = self.alone  # no other hook hears of the starts: the free state they leave is written at once
+            if taken:
+                np.copyto(ctx.free, self.scratch[0:3])
             self.applying = True
             try:
                 for pos in positions:
@@ -523,7 +544,7 @@ class RunningIndex:
                     else:
                         alloc = (flat[w : w + n].copy(), r.col, nodes[w : w + n], r.need_t)
                     w += n
-                    ctx.start(i, alloc)
+                    ctx.start(i, alloc, taken)
             finally:
                 self.applying = False
             for pos in sorted(positions, reverse=True):
