@@ -3,7 +3,10 @@
 At each fold origin (weekly) the models are refitted (every ``retrain_every`` folds) on the jobs that
 ended before the origin, predict the jobs submitted in the following week, and the calibrated models
 are conformalised on the out-of-sample predictions of the trailing ``cal_days`` (jobs that ended before
-the origin), at levels adapted (``coverage_gain``, see ``conformal.adaptive_levels``) to the coverage already observed.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored
+the origin), at levels adapted (``coverage_gain``, see ``conformal.adaptive_levels``) to the coverage already observed.
+A last week shorter than ``min_last_share`` of a test window (a month's last two or three days) is joined to
+the week before: predicted by that fold's models and calibration, not by a refit on the most data for the
+fewest jobs.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored
 (unless ``split_calibration``: then a model refitted on the first 70 % of the history calibrates them).
 """
 
@@ -68,7 +71,7 @@ class RollingForecaster:
                  warmup_days: float = 28.0, retrain_every: int = 1, train_days: float | None = None,
                  cal_days: float = 28.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
-                 split_calibration: bool = False, split_fraction: float = 0.3):
+                 split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -86,6 +89,7 @@ class RollingForecaster:
         self.start_s = start_s
         self.split_calibration = split_calibration
         self.split_fraction = split_fraction
+        self.min_last_share = min_last_share
 
     def _split(self, X, y, end, submit, origin, names) -> tuple[np.ndarray, dict]:
         """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
@@ -110,10 +114,12 @@ class RollingForecaster:
         meta = _meta(E, X, target, self.gpu_memory_bytes)
         meta.insert(0, "row", rows)
         submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
-        org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days)
+        org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days,
+                      min_last_share=self.min_last_share)
         if self.start_s is not None:
             org = org[org + self.test_days * 86400 > self.start_s]
-        fold = fold_of(submit, org, self.test_days) if len(org) else np.full(len(meta), -1)
+        joined = self.min_last_share > 0
+        fold = fold_of(submit, org, self.test_days, open_last=joined) if len(org) else np.full(len(meta), -1)
         raw = {m: np.full((len(meta), len(levels)), np.nan) for m in self.models}
         curves = {m: np.full((len(meta), len(CURVE_LEVELS)), np.nan) for m, est in self.models.items()
                   if m in self.calibrated and hasattr(est, "predict_at")}
