@@ -8,8 +8,8 @@ submitted during the warm-up (the first ``warmup_days``).  The first week after 
 predictions to calibrate on yet, so it is calibrated by a split of its own history (``split_calibration``:
 a model fitted on the first 70 % of the jobs that ended before the origin, residuals on the rest).  A last
 test window shorter than half a window (``min_last_share``; a month's last two or three days) is predicted
-with the window before it, by that window's models: a refit there would cost a fit on the most history for the fewest
-jobs (a third of the fitting time of a 30-day month).
+with the window before it, by that window's models: a refit there would cost a fit on the most history for
+the fewest jobs (a third of the fitting time of a 30-day month).
 """
 
 from __future__ import annotations
