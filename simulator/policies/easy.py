@@ -83,9 +83,9 @@ class EASY:
             # as the run's own policy, nothing else notes why jobs wait (the pass counts its holds itself)
             # nor takes jobs off the queue (under an order that only appends, the pass keeps it as an array)
             own = ctx.policy is self
-            alone = own and getattr(self.order, "static", False)
-            self._index = RunningIndex(ctx, direct=own, appends=alone)
-            if alone:  # nothing but the compiled pass reads the running jobs, and it keeps its own index
+            appends = own and getattr(self.order, "static", False)
+            self._index = RunningIndex(ctx, direct=own, appends=appends)
+            if appends:  # nothing but the compiled pass reads the running jobs, and it keeps its own index
                 ctx.keep_running = ctx.keep_released = False
 
     def requeued(self, ctx, i: int) -> None:

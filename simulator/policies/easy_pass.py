@@ -443,7 +443,8 @@ class RunningIndex:
     def started(self, ctx, i: int) -> None:
         if self.applying:
             return
-        self._purge()  # the stale entries go before a live one comes in: never more entries than jobs
+        if self.gone:  # the stale entries go before a live one comes in: never more entries than jobs
+            self._purge()
         e, s, _ = ctx.running_key[i]
         self.count = _insert(self.ends, self.seqs, self.jobs, self.count, e, s, i)
         alloc = ctx.alloc[i]
