@@ -21,8 +21,19 @@ def _fail(exc: Exception) -> None:
 
 @click.group()
 @click.version_option(package_name="reclaim")
-def main() -> None:
+@click.pass_context
+def main(ctx) -> None:
     """Reclaim: an offline capacity audit for HPC and GPU clusters."""
+    from predictors.cli import READ_TABLE
+
+    ctx.meta[READ_TABLE] = _read_table
+
+
+def _read_table(paths):
+    """Trace files and folders (or one store) → the canonical job table, for ``reclaim predict``."""
+    from .ingest import read_table
+
+    return read_table(paths)[0]
 
 
 @main.command()

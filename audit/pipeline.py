@@ -46,7 +46,7 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     :func:`audit.whatif.whatif` (``serial``, ``scheduler``, ``quiet``, …); ``log(text)`` hears what is skipped;
     ``config``: a :class:`audit.config.ReportConfig`; ``progress``: a :class:`audit.progress.Progress`.
     ``advisor_model`` fits the submit-time advisor's model and saves it in ``out/model``
-    (:func:`predictors.submit.fit`; about a minute of one core per 100,000 jobs), so that
+    (:func:`predictors.advisor.submit.fit`; about a minute of one core per 100,000 jobs), so that
     ``reclaim predict SCRIPT --history OUT`` loads it.
     ``stamp`` is the report's generation time (default: now, or ``SOURCE_DATE_EPOCH``); ``extract_to`` where a
     pilot tarball is unpacked (default ``out/pilot``); ``trend`` (earlier months' figures, one row each, from
@@ -131,7 +131,7 @@ def write_trend(out: Path, trend, month: str | None, summary: dict, whatif_summa
 def save_advisor_model(out: Path, log=None, *, fitted_at: str | None = None) -> Path | None:
     """Fit and save the advisor's model in ``out/model``; ``None`` (and a line to ``log``) when the history is too
     small to fit one.  ``fitted_at`` (ISO time) as the report's stamp, for byte-identical reruns."""
-    from predictors.submit import fit
+    from predictors.advisor import fit
 
     try:
         folder = fit(out, fitted_at=fitted_at)

@@ -50,8 +50,7 @@ def _advice_times(cmd: list[str]) -> tuple[list[float], list[float]]:
 
 def main() -> None:
     from audit.store import read_jobs
-    from predictors.advisor_model import FOLDER, is_current, load_model
-    from predictors.submit import fit
+    from predictors.advisor import FOLDER, fit, is_current, load_model
 
     store = month_store()
     if not is_current(store):

@@ -8,10 +8,8 @@ quantile boosters) on 100,000 jobs < 60 s; predicting 100,000 jobs < 5 s (p50/p9
 from __future__ import annotations
 
 from audit.ingest import read_inputs
-from predictors.conformal import CURVE_LEVELS
-from predictors.features import submission_features
-from predictors.models import default_models
-from predictors.targets import TARGETS, actual, eligible
+from predictors.features import TARGETS, actual, eligible, submission_features
+from predictors.models import CURVE_LEVELS, default_models
 
 from .bench_account import month_dir
 from .common import peak_rss_mib, timed

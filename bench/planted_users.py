@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
+from audit.families import job_family
 
 KEY = ("partition", "time_limit_s", "req_cpus", "req_mem_bytes", "req_nodes", "req_gpus", "gpu_type", "family")
 MIB = 2**20

@@ -1,14 +1,29 @@
-"""``reclaim predict``: a click group, registered by the main CLI (``from predictors.cli import predict``)."""
+"""``reclaim predict``: a click group, registered by the main CLI (``from predictors.cli import predict``), and
+the plain-text tables of ``predict evaluate`` (nothing here computes a figure).
+
+Trace files (rather than a store) are read with the reader the main CLI hands over in the context's ``meta``
+under :data:`READ_TABLE`: predictors parse no input format themselves."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .targets import TARGETS
+from .features import TARGETS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: key of ``click.Context.meta`` under which the main CLI hands over its reader of trace files (paths → job table)
+READ_TABLE = "reclaim.read_table"
+
+
+def _reader():
+    return click.get_current_context().meta.get(READ_TABLE)
 
 
 def _fail(exc: Exception) -> None:
@@ -53,15 +68,13 @@ def script_cmd(job_script, sbatch_args, history, user, risk, strict, as_json) ->
     """
     from audit.textio import InputError
 
-    from .advice_text import advice_text
-    from .advisor_model import ModelError
-    from .submit import predict_script
+    from .advisor import ModelError, advice_text, predict_script
 
     name = "<stdin>" if str(job_script) == "-" else str(job_script)
     try:
         text = sys.stdin.read() if name == "<stdin>" else job_script.read_text(encoding="utf-8")
         advice = predict_script(text, history, args=sbatch_args, user=user, risk=risk, strict=strict, origin=name,
-                                log=lambda m: click.echo(f"reclaim: {m}", err=True))
+                                log=lambda m: click.echo(f"reclaim: {m}", err=True), read=_reader())
     except (InputError, ModelError, ValueError, UnicodeDecodeError) as exc:
         _fail(exc)
     click.echo(json.dumps(advice, indent=2, default=str) if as_json else advice_text(advice))
@@ -76,7 +89,7 @@ def fit_cmd(store) -> None:
 
     from audit.textio import InputError
 
-    from .submit import fit
+    from .advisor import fit
 
     t0 = time.perf_counter()
     try:
@@ -109,12 +122,11 @@ def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, brea
     from audit.textio import InputError
 
     from .evaluate import as_dict, evaluate_jobs, load_jobs, parse_levels
-    from .text import breakdown_table, failure_table, models_table
 
     try:
         labels, levels = parse_levels(quantiles)
         only = [m.strip() for m in models.split(",")] if models else None
-        jobs = load_jobs(list(source) if len(source) > 1 else source[0])
+        jobs = load_jobs(list(source) if len(source) > 1 else source[0], _reader())
         ev = evaluate_jobs(jobs, target, levels, models=only, retrain_every=retrain_every, random_state=seed, n_estimators=n_estimators,
                            warmup_days=warmup_days, test_days=test_days, cal_days=cal_days)
     except (InputError, ValueError) as exc:
@@ -135,5 +147,47 @@ def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, brea
         click.echo(failure_table(ev.failure, 0.9))
 
 
-if __name__ == "__main__":
-    predict()
+_FMT = {"coverage": "{:.3f}", "under_rate": "{:.3f}", "overprov_ratio": "{:.2f}", "recovered_fraction": "{:+.3f}",
+        "pinball": "{:.4g}"}
+
+
+def _metrics() -> tuple[str, ...]:
+    from .models import METRICS
+
+    return METRICS
+
+
+def _cell(metric: str, value) -> str:
+    return "—" if value is None else _FMT[metric].format(value)
+
+
+def models_table(result: dict) -> str:
+    """One block per level: a row per model, a column per metric."""
+    metrics = _metrics()
+    lines = [f"target {result['target']}: {result['jobs_tested']:,} test jobs"]
+    levels = next(iter(result["models"].values())).keys() if result["models"] else []
+    width = max((len(m) for m in result["models"]), default=5)
+    for lv in levels:
+        lines.append("")
+        lines.append(f"level {lv}".ljust(width + 2) + "".join(f"{m:>20}" for m in metrics))
+        for m, per in result["models"].items():
+            lines.append(m.ljust(width + 2) + "".join(f"{_cell(k, per[lv][k]):>20}" for k in metrics))
+    return "\n".join(lines)
+
+
+def breakdown_table(table: pd.DataFrame, by: str, level: float, model: str) -> str:
+    metrics = _metrics()
+    t = table[(table["level"] == level) & (table["model"] == model)]
+    lines = [f"{model} at {level} by {by}:", f"{by:>16}{'jobs':>8}" + "".join(f"{m:>20}" for m in metrics)]
+    for r in t.itertuples():
+        lines.append(f"{str(r.group):>16}{r.jobs:>8}" + "".join(f"{_cell(m, getattr(r, m)):>20}" for m in metrics))
+    return "\n".join(lines)
+
+
+def failure_table(failure: dict, risk: float) -> str:
+    lines = [f"failure prediction (request below the calibrated p{round(risk * 100)} of need):"]
+    for m, f in failure.items():
+        lines.append(f"  {m}: flagged {f['flagged']:,}, killed {f['failed']:,} (base rate {f['base_rate']:.3f}), "
+                     f"precision {f['precision']:.3f}, recall {f['recall']:.3f}")
+    return "\n".join(lines)
+

@@ -8,6 +8,15 @@
 
 ``evaluate_jobs`` returns the richer :class:`Evaluation` (per-job predictions, breakdowns by user,
 partition, GPU type and cold start, failure prediction, per-fold figures).
+
+Does accuracy improve as history accumulates?  Two curves on one fixed set of test weeks:
+
+- :func:`history_curve`: the model refitted weekly on only the last ``d`` days before each origin, for
+  growing ``d`` (None = all history so far);
+- :func:`cadence_curve`: all history, refitted every ``r`` weeks, for growing ``r``.
+
+Both score the same jobs (those submitted from ``start_days`` after the first submission on, once
+calibrated), so differences come from the history the model saw, not from the test set.
 """
 
 from __future__ import annotations
@@ -17,9 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .metrics import METRICS, metric_table, precision_recall
-from .models import CALIBRATED, default_models
-from .rolling import RollingForecaster, RollingResult
+from .features import DAY_S, epoch_s, load_jobs
+from .models import (
+    CALIBRATED,
+    METRICS,
+    RollingForecaster,
+    RollingResult,
+    default_models,
+    metric_table,
+    precision_recall,
+)
 
 #: state of a job killed for exceeding its request, per target
 KILL_STATE = {"walltime": "TIMEOUT", "memory": "OUT_OF_MEMORY"}
@@ -50,15 +66,6 @@ def parse_levels(quantiles) -> tuple[list[str], tuple[float, ...]]:
     if len(set(levels)) != len(levels):
         raise ValueError(f"repeated quantile in {quantiles!r}")
     return labels, levels
-
-
-def load_jobs(source) -> pd.DataFrame:
-    """A canonical job table from a DataFrame, a store folder (jobs.parquet) or trace files/folders."""
-    if isinstance(source, pd.DataFrame):
-        return source
-    from audit.ingest import read_table
-
-    return read_table(source if isinstance(source, list | tuple) else [source])[0]
 
 
 def killed_mask(frame: pd.DataFrame, target: str) -> np.ndarray | None:
@@ -138,11 +145,43 @@ def _num(x) -> float | None:
     return x if np.isfinite(x) else None
 
 
-def evaluate(source, target: str, quantiles="0.5,0.9", **options) -> dict:
-    """Evaluate every model for ``target`` on a trace, a folder of traces, a store or a job table.
+def evaluate(source, target: str, quantiles="0.5,0.9", *, read=None, **options) -> dict:
+    """Evaluate every model for ``target`` on a store or a job table, or on traces read with ``read``
+    (:func:`predictors.features.load_jobs`).
 
     ``options`` go to :func:`evaluate_jobs` (e.g. ``retrain_every``, ``n_estimators``, ``models``).
     """
     labels, levels = parse_levels(quantiles)
-    ev = evaluate_jobs(load_jobs(source), target, levels, **options)
+    ev = evaluate_jobs(load_jobs(source, read), target, levels, **options)
     return as_dict(ev, labels)
+
+
+# How accuracy grows with history and with the refit cadence
+
+
+def _row(ev, **key) -> dict:
+    t = ev.metrics[ev.metrics["model"] == "lightgbm"].iloc[0]
+    return {**key, "jobs": int(t["jobs"]), "coverage": t["coverage"], "pinball": t["pinball"],
+            "overprov_ratio": t["overprov_ratio"], "recovered_fraction": t["recovered_fraction"]}
+
+
+def _start(jobs: pd.DataFrame, start_days: float) -> float:
+    return float(np.nanmin(epoch_s(jobs["submit_time"]))) + start_days * DAY_S
+
+
+def history_curve(jobs: pd.DataFrame, target: str, level: float = 0.9, *, train_days=(7, 28, 91, None),
+                  start_days: float = 182.0, **options) -> pd.DataFrame:
+    """LightGBM's metrics at ``level`` when trained on the last ``d`` days only, for each ``d``."""
+    start = _start(jobs, start_days)
+    rows = [_row(evaluate_jobs(jobs, target, (level,), models=["lightgbm"], train_days=d, start_s=start, **options),
+                 train_days=d if d is not None else "all") for d in train_days]
+    return pd.DataFrame(rows)
+
+
+def cadence_curve(jobs: pd.DataFrame, target: str, level: float = 0.9, *, retrain_every=(1, 4, 13),
+                  start_days: float = 182.0, **options) -> pd.DataFrame:
+    """LightGBM's metrics at ``level`` when refitted every ``r`` weekly folds, for each ``r``."""
+    start = _start(jobs, start_days)
+    rows = [_row(evaluate_jobs(jobs, target, (level,), models=["lightgbm"], retrain_every=r, start_s=start,
+                               **options), retrain_every=r) for r in retrain_every]
+    return pd.DataFrame(rows)

@@ -1,9 +1,10 @@
-"""Every import runs down: front door → stages → readers → core (docs/architecture.md).
+"""Every import runs down: front door → stages → predictors → readers → core (docs/architecture.md).
 
 Read from the source with ``ast`` (nothing is imported), imports inside functions included.  The wings of
 ``audit/``: the core (its root modules but the front door), ``readers/``, the stages (``telemetry/``,
 ``accounting/``, ``whatif/``), the generator (``synthetic/``) and the front door; ``simulator/`` knows neither
-pandas nor ``audit``.
+pandas nor ``audit``.  ``predictors/`` leans on audit's core only; inside it, ``features/`` → nothing above it,
+``models/`` → ``features/``, ``advisor/`` → both, and its front (``cli``, ``evaluate``) above them all.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from .conftest import ROOT
 
 FRONT_DOOR = {"audit.cli", "audit.pipeline", "audit.ingest", "audit.summary_text", "audit.config", "audit.progress"}
 CORE = {"audit", "audit.job_table", "audit.telemetry_table", "audit.node_table", "audit.ledger", "audit.store",
-        "audit.units", "audit.textio", "audit.cluster_shape", "audit.anonymise"}
+        "audit.units", "audit.textio", "audit.cluster_shape", "audit.anonymise", "audit.families", "audit.kubernetes"}
 STAGES = ("audit.telemetry", "audit.accounting", "audit.whatif", "audit.collect", "audit.monthly")
 WINGS = ("audit.readers", *STAGES, "audit.synthetic")
+#: predictors' front, then its wings from the bottom up: each wing imports only the wings before it
+PREDICTORS_FRONT = {"predictors", "predictors.cli", "predictors.evaluate"}
+PREDICTOR_WINGS = ("predictors.features", "predictors.models", "predictors.advisor")
 
 
 def modules(root: Path, package: str) -> dict[str, Path]:
@@ -48,8 +52,11 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def graph(root: Path) -> dict[str, set[str]]:
-    mods = modules(root, "audit")
+def graph(root: Path, *packages: str) -> dict[str, set[str]]:
+    """Module → the modules it imports, for every module of ``packages`` (default: audit and predictors)."""
+    mods = {}
+    for package in packages or ("audit", "predictors"):
+        mods.update(modules(root, package))
     return {name: imports(name, path, set(mods)) for name, path in mods.items()}
 
 
@@ -70,7 +77,7 @@ def project_module_outside(*allowed: str):
 
 
 def test_the_graph_sees_the_imports():
-    g = graph(ROOT)
+    g = graph(ROOT, "audit")
     assert {"audit.ledger", "audit.readers.sacct.fold"} <= g["audit.readers.sacct.text"]  # relative, sideways
     assert {"audit.readers", "audit.telemetry"} <= g["audit.ingest"]  # through the faces
     assert "audit.whatif" in g["audit.pipeline"]  # inside a function
@@ -96,8 +103,25 @@ def test_only_the_whatif_stage_meets_the_simulator():
     assert broken(ROOT, lambda m: not within(m, ["audit.whatif"]), lambda m: within(m, ["simulator"])) == []
 
 
-def test_no_circles_among_the_modules_of_audit():
-    g = graph(ROOT)
+def test_predictors_import_only_audits_core():
+    assert broken(ROOT, lambda m: within(m, ["predictors"]), project_module_outside("predictors")) == []
+
+
+def test_every_module_of_predictors_has_a_place():
+    assert [m for m in modules(ROOT, "predictors")
+            if m not in PREDICTORS_FRONT and not within(m, PREDICTOR_WINGS)] == []
+
+
+@pytest.mark.parametrize("wing", PREDICTOR_WINGS)
+def test_a_wing_of_predictors_imports_only_the_wings_below_it(wing):
+    below = PREDICTOR_WINGS[: PREDICTOR_WINGS.index(wing) + 1]
+    assert broken(ROOT, lambda m: within(m, [wing]),
+                  lambda m: within(m, ["predictors"]) and not within(m, below)) == []
+
+
+@pytest.mark.parametrize("package", ["audit", "predictors"])
+def test_no_circles_among_the_modules(package):
+    g = graph(ROOT, package)
     edges = {a: {b for b in targets if b in g and b != a} for a, targets in g.items()}
     state, path, circles = {}, [], []
 

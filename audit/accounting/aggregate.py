@@ -7,14 +7,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .families import account_prefixes
-
 DIMENSIONS = ("user", "partition", "qos", "gpu_type", "job_family", "month")
 SUMS = ("core_s_alloc", "core_s_used", "core_s_idle", "mem_byte_s_alloc", "mem_byte_s_peak", "gpu_s_alloc",
         "gpu_s_used", "gpu_s_idle", "cost_usd_alloc", "cost_usd_cpu_idle", "cost_usd_mem_idle", "cost_usd_gpu_idle",
         "cost_usd_dominant")
 HOURS = 3600.0
 GiB_H = 2**30 * 3600.0
+
+
+def account_prefixes(account: pd.Series) -> pd.DataFrame:
+    """One row per (job position, account path prefix): ``org/team/p`` → ``org``, ``org/team``, ``org/team/p``."""
+    acc = account.astype("string").fillna("(none)").reset_index(drop=True)
+    parts = acc.str.split("/")
+    depth = parts.str.len()
+    out = []
+    for k in range(int(depth.max()) if len(depth) else 0):
+        has = (depth > k).to_numpy()
+        out.append(pd.DataFrame({"pos": acc.index[has], "account_path": parts[has].str[: k + 1].str.join("/"),
+                                 "level": k + 1}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["pos", "account_path", "level"])
 
 
 def _sums(w: pd.DataFrame) -> pd.DataFrame:

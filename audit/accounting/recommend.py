@@ -1,5 +1,5 @@
 """Right-sizing recommendations per user and job family, from the calibrated out-of-sample predictions the
-what-if applies (``predictions.parquet``, :func:`predictors.rightsize.right_size`; never computed again here).
+what-if applies (``predictions.parquet``, :func:`predictors.models.rightsize.right_size`; never computed again here).
 
 Per user, job family and resource (memory, time limit, cores): the jobs predicted, what they ask (the median
 request), what they need at p50/p90/p99 (the median over the jobs of each job's calibrated prediction at that

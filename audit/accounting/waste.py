@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .families import job_family
+from ..families import job_family
 from .shape import gpu_memory_by_type, node_shape_by_partition
 
 GiB = float(2**30)

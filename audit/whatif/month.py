@@ -13,7 +13,7 @@ from .replays import job_pools
 from .scenarios import Month
 from .to_simulator import job_totals
 
-#: prediction columns of :func:`predictors.rightsize.right_size` per target (``pred_<stem>_p<level>``)
+#: prediction columns of :func:`predictors.models.rightsize.right_size` per target (``pred_<stem>_p<level>``)
 STEMS = {"memory": "mem_peak_bytes", "cpus": "cpus_used", "gpus": "gpus_needed", "walltime": "elapsed_s"}
 
 
@@ -38,7 +38,7 @@ def gpus_busy(table: pd.DataFrame) -> np.ndarray:
 
 def by_level(frame: pd.DataFrame, levels) -> dict:
     """``{level: {target: column}}`` from the ``pred_<stem>_p<level>`` columns of ``right_size``."""
-    from predictors.rightsize import level_label
+    from predictors.models import level_label
 
     out = {}
     for lv in levels:

@@ -1,7 +1,7 @@
 """``reclaim whatif``: how much of this cluster could we get back, and at what risk?
 
 One orchestrator over the pieces: the month (:mod:`.month`) with its out-of-sample predictions
-(:mod:`predictors.rightsize`), the scenarios (:mod:`.scenarios`), the sweep of replays
+(:mod:`predictors.models.rightsize`), the scenarios (:mod:`.scenarios`), the sweep of replays
 (:mod:`.sweep`, run by :mod:`.runner`), and the files (:mod:`.outputs`).
 """
 
@@ -50,14 +50,14 @@ class Started:
 
 def predict_target(target: str, table: pd.DataFrame, levels: tuple, random_state: int) -> pd.DataFrame:
     """One target's calibrated predictions (a task: targets are fitted side by side)."""
-    from predictors.rightsize import right_size
+    from predictors.models import right_size
 
     return right_size(table, levels=levels, targets=(target,), random_state=random_state, **rolling_options(table))
 
 
 def prediction_frame(table: pd.DataFrame, options: Options, *, procs: int | None = None,
                      random_state: int = 0, runner=None) -> pd.DataFrame | None:
-    """The calibrated right-sized predictions of :func:`predictors.rightsize.right_size` at the options' risk
+    """The calibrated right-sized predictions of :func:`predictors.models.rightsize.right_size` at the options' risk
     levels (one row per job, ``pred_<column>_p<level>`` columns; what ``predictions.parquet`` holds), or
     None when the predictor is not ``lightgbm``; with a ``runner``, one task per target."""
     if options.predictor != "lightgbm":
@@ -87,7 +87,7 @@ def start_predictions(table: pd.DataFrame, options: Options, runner, *, procs: i
 
 def prediction_rows(table: pd.DataFrame, target: str) -> int:
     """The jobs a target is fitted on (what its task's length goes with)."""
-    from predictors.targets import eligible
+    from predictors.features import eligible
 
     return int(eligible(table, target).sum())
 
@@ -116,7 +116,7 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
     if options.predictor == "request":
         return {}
     if options.predictor == "last_two":
-        from predictors.rightsize import last_two
+        from predictors.models import last_two
 
         return {"last_two": {"walltime": last_two(table)}}
     if frame is None:

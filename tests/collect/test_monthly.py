@@ -18,7 +18,7 @@ import pytest
 from audit.monthly import locked
 from audit.pipeline import EXIT_BUSY, monthly
 from audit.synthetic import generate
-from predictors.advisor_model import is_current
+from predictors.advisor.model import is_current
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = 600

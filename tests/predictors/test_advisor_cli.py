@@ -133,7 +133,7 @@ def test_user_from_the_environment(store, tmp_path, monkeypatch):
 def test_audit_saves_the_advisor_model(tmp_path):
     """``reclaim audit`` leaves a model the advisor loads (fitted on the run folder's jobs)."""
     from audit.pipeline import audit
-    from predictors.advisor_model import is_current
+    from predictors.advisor.model import is_current
 
     from ..conftest import ROOT
 
@@ -164,7 +164,7 @@ def test_json_keys_and_warning_codes_are_in_the_glossary(store, tmp_path):
     keys = set(d) | {k for r in d["resources"].values() for k in r} | {k for c in d["changes"] for k in c}
     keys |= set(d["evidence"])
     assert keys <= doc, keys - doc
-    source = (ROOT / "predictors" / "preflight.py").read_text(encoding="utf-8")
+    source = (ROOT / "predictors" / "advisor" / "preflight.py").read_text(encoding="utf-8")
     codes = set(re.findall(r'warning\("([A-Z_]+)"', source))
     assert len(codes) == 8 and codes <= doc
     assert {k for k in doc if k.isupper()} == codes

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictors.advisor_model import AdvisorModel, is_current, load_model, save_model, store_fingerprint
-from predictors.feature_tables import TableIndex, feature_tables, job_features
-from predictors.features import submission_features
-from predictors.job_request import job_row
-from predictors.sbatch import parse_sbatch
-from predictors.targets import TARGETS
+from predictors.advisor.job_request import job_row
+from predictors.advisor.model import AdvisorModel, is_current, load_model, save_model, store_fingerprint
+from predictors.advisor.sbatch import parse_sbatch
+from predictors.features.submission import submission_features
+from predictors.features.tables import TableIndex, feature_tables, job_features
+from predictors.features.targets import TARGETS
 
 
 def _scripts(h: pd.DataFrame):
@@ -74,7 +74,7 @@ def test_saved_model_predicts_as_fitted(fitted, small_month, tmp_path):
 def test_risk_is_the_share_of_calibration_jobs_past_the_request():
     """Hand-built: scores 0..9 (positions along each job's curve); a request at position 4.5 of this job's curve
     has 5 of the 10 calibration jobs beyond it: (1 + 5) / 11; at position 5, 5 reach it (5 itself counts)."""
-    from predictors.advisor_model import TargetModel
+    from predictors.advisor.model import TargetModel
 
     t = TargetModel("memory", None, np.arange(10.0), 0, 10, [], pd.DataFrame())
     curve = np.arange(1.0, 53.0)  # value k + 1 at position k

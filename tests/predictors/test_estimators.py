@@ -9,11 +9,17 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from predictors.baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
-from predictors.conformal import ConformalCalibrator, adaptive_levels, conformal_shift
-from predictors.models import default_models
-from predictors.quantile_gbm import QuantileGBM
-from predictors.quantile_linear import LinearQuantile
+from predictors.models.baselines import (
+    KRRBaseline,
+    LastTwoBaseline,
+    RequestBaseline,
+    UserMeanBaseline,
+    VPABaseline,
+)
+from predictors.models.conformal import ConformalCalibrator, adaptive_levels, conformal_shift
+from predictors.models.lineup import default_models
+from predictors.models.quantile_gbm import QuantileGBM
+from predictors.models.quantile_linear import LinearQuantile
 
 
 def planted(n: int, seed: int):

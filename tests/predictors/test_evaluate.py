@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from predictors.cli import predict
 from predictors.evaluate import evaluate, evaluate_jobs, parse_levels
-from predictors.rightsize import right_size
-from predictors.splits import DAY_S
+from predictors.features.splits import DAY_S
+from predictors.models.rightsize import right_size
 
 from .conftest import swf_jobs
 
@@ -112,7 +112,7 @@ def test_library_evaluate_matches_cli_shape(small_month):
 
 @pytest.mark.shared
 def test_kth_accuracy_improves_with_history():
-    from predictors.cadence import history_curve
+    from predictors.evaluate import history_curve
 
     jobs = swf_jobs("KTH-SP2-1996-2.1-cln.swf.gz")
     c = history_curve(jobs, "walltime", 0.9, train_days=(7, None), start_days=182, n_estimators=40, retrain_every=4)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.job_table import conform
-from predictors.features import in_flight, submission_features
-from predictors.history import past_stats
+from predictors.features.history import past_stats
+from predictors.features.submission import in_flight, submission_features
 from tests.profiles import examples
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from predictors.conformal import CURVE_LEVELS, LevelCalibrator, level_scores, read_curve
-from predictors.quantile_hurdle import HurdleQuantileGBM, curve_on_grid
+from predictors.models.conformal import CURVE_LEVELS, LevelCalibrator, level_scores, read_curve
+from predictors.models.quantile_hurdle import HurdleQuantileGBM, curve_on_grid
 
 
 def planted(n: int, seed: int):

@@ -7,8 +7,8 @@ import json
 import pytest
 import yaml
 
-from predictors.job_request import ScriptError
-from predictors.kube import parse_manifest
+from predictors.advisor.job_request import ScriptError
+from predictors.advisor.kube import parse_manifest
 
 GI = 2**30
 

@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictors import rolling
-from predictors.baselines import LastTwoBaseline
-from predictors.features import submission_features
-from predictors.leakage import future_changes
-from predictors.quantile_gbm import QuantileGBM
-from predictors.quantile_hurdle import HurdleQuantileGBM
-from predictors.rolling import RollingForecaster
-from predictors.targets import TARGETS, actual
+from predictors.features.leakage import future_changes
+from predictors.features.submission import submission_features
+from predictors.features.targets import TARGETS, actual
+from predictors.models import rolling
+from predictors.models.baselines import LastTwoBaseline
+from predictors.models.quantile_gbm import QuantileGBM
+from predictors.models.quantile_hurdle import HurdleQuantileGBM
+from predictors.models.rolling import RollingForecaster
 
 
 def _cut(jobs: pd.DataFrame) -> pd.Timestamp:
@@ -41,8 +41,8 @@ def test_planted_future_mean_is_caught(small_month):
 
 def test_planted_running_jobs_are_caught(small_month):
     """History from jobs *submitted* (not ended) before the job: still-running jobs leak their outcome."""
-    from predictors.features import codes, epoch_s
-    from predictors.history import past_stats
+    from predictors.features.history import past_stats
+    from predictors.features.submission import codes, epoch_s
 
     def leaky(j):
         f = submission_features(j, "walltime")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictors.metrics import metric_set, pinball, precision_recall
-from predictors.script import hash_tokens, sbatch_directives, script_features, script_tokens
-from predictors.targets import actual, card_memory, request
+from predictors.features.script import hash_tokens, sbatch_directives, script_features, script_tokens
+from predictors.features.targets import actual, card_memory, request
+from predictors.models.metrics import metric_set, pinball, precision_recall
 
 
 def test_metrics_by_hand():
@@ -77,7 +77,7 @@ def test_card_memory_lookup():
 
 
 def test_script_features_join_the_submission_features(small_month):
-    from predictors.features import submission_features
+    from predictors.features.submission import submission_features
 
     j = small_month.head(50)
     scripts = [SCRIPT if i % 2 else None for i in range(len(j))]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from bench.planted_users import over_requesting, planted_check
-from predictors.advisor_model import AdvisorModel
+from predictors.advisor.model import AdvisorModel
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from predictors.advisor import advise, read_job
-from predictors.advisor_model import AdvisorModel
+from predictors.advisor.advise import advise, read_job
+from predictors.advisor.model import AdvisorModel
 
 from .histories import group, history, script
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from predictors.job_request import ScriptError
-from predictors.sbatch import array_size, line_words, parse_memory_mb, parse_sbatch, parse_time_limit
+from predictors.advisor.job_request import ScriptError
+from predictors.advisor.sbatch import array_size, line_words, parse_memory_mb, parse_sbatch, parse_time_limit
 
 G, M = 2**30, 2**20
 H = "#!/bin/bash\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from predictors.sched_units import (
+from predictors.advisor.sched_units import (
     GIB,
     duration_words,
     kube_size,

@@ -1,10 +1,10 @@
-"""Rolling-origin folds, worked by hand on days (predictors.splits)."""
+"""Rolling-origin folds, worked by hand on days (predictors.features.splits)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from predictors.splits import DAY_S, fold_of, origins
+from predictors.features.splits import DAY_S, fold_of, origins
 
 
 def days(*d):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictors.trees import Forest
+from predictors.models.trees import Forest
 
 
 def _data(n=3000, seed=3):

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from audit.cluster_shape import toml_text
 from audit.job_table import STATES
+from audit.kubernetes import parse_quantity
 from audit.node_table import shape_dict
 from audit.readers.detect import detect_format
 from audit.readers.k8s.nodes import read_k8s_nodes
 from audit.readers.k8s.pods import read_k8s_pods
-from audit.readers.k8s.quantity import parse_quantity
 from tests.profiles import examples
 
 GiB = 2**30

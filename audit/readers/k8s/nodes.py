@@ -15,11 +15,10 @@ import json
 import numpy as np
 import pandas as pd
 
+from ...kubernetes import POOL_LABELS, parse_quantity
 from ...ledger import FileLedger, Quarantine, record_quarantine
 from ...node_table import NODE_COLUMNS, NodesResult
 from ...textio import InputError, read_text
-from .pods import POOL_LABELS
-from .quantity import parse_quantity
 
 
 def _gpu_type(product: str | None) -> str | None:

@@ -33,16 +33,12 @@ import numpy as np
 import pandas as pd
 
 from ...job_table import caveats_from_masks, conform, empty_jobs
+from ...kubernetes import KUEUE_QUEUE, POOL_LABELS, WHOLE_GPU, parse_quantity
 from ...ledger import FileLedger, Quarantine, ReadResult, record_quarantine
 from ...textio import InputError, read_text
-from .quantity import parse_quantity
 
-POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
-               "kubernetes.azure.com/agentpool", "agentpool", "node.kubernetes.io/pool", "nodepool", "pool")
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_WORKLOAD = "kueue.x-k8s.io/workload-name"
 JOBSET = "jobset.sigs.k8s.io/jobset-name"
-WHOLE_GPU = ("nvidia.com/gpu", "amd.com/gpu")
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 POD_MAP_COLUMNS = ("namespace", "pod", "job_id", "node", "start_time", "end_time")
 

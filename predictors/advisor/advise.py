@@ -13,11 +13,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
+from audit.families import job_family
 
-from .advisor_model import AdvisorModel
 from .job_request import JobRequest, ScriptError, job_row
 from .launch import launch_facts
+from .model import AdvisorModel
 from .paste import kube_changes, slurm_changes
 from .preflight import blocking, preflight
 from .sched_units import (
@@ -115,7 +115,7 @@ def shape_limits(req: JobRequest, shape) -> dict:
 
 def asked(req: JobRequest, target: str, job: pd.DataFrame) -> float | None:
     """What the job asked for ``target``, in its unit."""
-    from .targets import request
+    from ..features import request
 
     v = float(request(job, target)[0])
     return v if math.isfinite(v) else None
@@ -207,7 +207,7 @@ def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: Jo
 
 
 def _same_shape(rows: pd.DataFrame, job: pd.DataFrame) -> np.ndarray:
-    from .feature_tables import SHAPE_KEY, shape_frame
+    from ..features import SHAPE_KEY, shape_frame
 
     a, b = shape_frame(rows), shape_frame(job).iloc[0]
     hit = np.ones(len(rows), dtype=bool)

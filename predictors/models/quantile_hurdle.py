@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..features import CATEGORICAL, HIT_FRACTION
 from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
-from .features import CATEGORICAL, HIT_FRACTION
 from .quantile_gbm import category_vocab, encode
 
 #: levels of the boosters fitted on the jobs that do not use all of their request

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..features import CATEGORICAL
 from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
-from .features import CATEGORICAL
 
 
 def category_vocab(X: pd.DataFrame, columns) -> dict[str, pd.Index]:

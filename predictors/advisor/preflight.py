@@ -14,7 +14,7 @@ the probability that what it warns of happens (``risk``).
 
 A program is serial when at least half of the user's similar jobs with CPU figures (3 or more) kept at most 1.5
 cores busy; with fewer such jobs, when the script starts one process and shows no sign of threads
-(``predictors.launch``).  A warning *blocks* (``reclaim predict`` exits 3) when its risk is at or above
+(``predictors.advisor.launch``).  A warning *blocks* (``reclaim predict`` exits 3) when its risk is at or above
 1 − level; warnings without a risk block only under ``--strict``.
 """
 

@@ -1,9 +1,18 @@
-"""Kubernetes resource quantities (``500m``, ``8``, ``64Gi``, ``1.5G``, ``129e6``) → numbers, vectorised."""
+"""What Kubernetes objects say alike wherever they are read: resource quantities (``500m``, ``8``, ``64Gi``,
+``1.5G``, ``129e6``) → numbers, vectorised; the node labels that name a pool; Kueue's queue label; the extended
+resources that count whole GPUs.  The pods and nodes readers and the advisor's manifest reader share them."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+#: node labels that name a node's pool (a pod's ``nodeSelector`` on one of them names its partition), first found wins
+POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
+               "kubernetes.azure.com/agentpool", "agentpool", "node.kubernetes.io/pool", "nodepool", "pool")
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+#: extended resources counted as whole GPUs
+WHOLE_GPU = ("nvidia.com/gpu", "amd.com/gpu")
 
 SUFFIX = {
     "": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,

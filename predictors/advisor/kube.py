@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import math
 
-from audit.readers.k8s.pods import KUEUE_QUEUE, POOL_LABELS, WHOLE_GPU
-from audit.readers.k8s.quantity import parse_quantity
+from audit.kubernetes import KUEUE_QUEUE, POOL_LABELS, WHOLE_GPU, parse_quantity
 
 from .job_request import JobRequest, ScriptError
 

@@ -10,7 +10,7 @@ job ended would see are tabled by group (``feature_tables``).
 On disk (``save_model``): ``manifest.json`` (format, the store's fingerprint, the fitted figures of each
 estimator), each booster in LightGBM's own text format (``TARGET.classifier.txt``, ``TARGET.q0.txt`` …,
 ``TARGET.hit0.txt`` …), ``TARGET.scores.npy``, ``TARGET.tables.parquet`` and ``history.parquet`` (the columns
-the advice's evidence reads, with each job's family).  Loaded, the boosters are :class:`predictors.trees.Forest`
+the advice's evidence reads, with each job's family).  Loaded, the boosters are :class:`predictors.models.trees.Forest`
 objects: advice never imports LightGBM and never refits.
 """
 
@@ -26,15 +26,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
+from audit.families import job_family
 
-from .base import Estimator
-from .conformal import CURVE_LEVELS, conformal_shift, level_scores, read_curve
-from .feature_tables import TableIndex, feature_tables, job_features
-from .features import epoch_s
-from .quantile_hurdle import HurdleQuantileGBM
-from .targets import TARGETS, actual, eligible, request
-from .trees import Forest
+from ..features import TARGETS, TableIndex, actual, eligible, epoch_s, feature_tables, job_features, request
+from ..models import (
+    CURVE_LEVELS,
+    Estimator,
+    Forest,
+    HurdleQuantileGBM,
+    conformal_shift,
+    level_scores,
+    read_curve,
+)
 
 FORMAT = 1
 FOLDER = "model"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .advisor_model import FOLDER, AdvisorModel, fit_store, is_current, load_model
+from ..features import load_jobs
+from .model import FOLDER, AdvisorModel, fit_store, is_current, load_model
 
 #: the targets a job without GPUs needs (a GPU job loads the GPU targets too)
 CPU_TARGETS = ("walltime", "memory", "cpus")
@@ -30,8 +31,9 @@ def fit(store, *, fitted_at: str | None = None, **params) -> Path:
     return fit_store(store, fitted_at=fitted_at, **params)
 
 
-def model_for(history, *, gpus: bool = True, log=None) -> tuple[AdvisorModel, Path | None]:
-    """The model of a history (a store folder, trace files, or a job table) and the store it belongs to."""
+def model_for(history, *, gpus: bool = True, log=None, read=None) -> tuple[AdvisorModel, Path | None]:
+    """The model of a history (a store folder, a job table, or trace files read with ``read``:
+    :func:`predictors.features.load_jobs`) and the store it belongs to."""
     if isinstance(history, AdvisorModel):
         return history, None
     if isinstance(history, pd.DataFrame):
@@ -50,9 +52,7 @@ def model_for(history, *, gpus: bool = True, log=None) -> tuple[AdvisorModel, Pa
     if log:
         log("fitting the advisor's model in memory for this call only: ingest the history into a store "
             "(`reclaim ingest … --out STORE`) to fit it once")
-    from .evaluate import load_jobs
-
-    return AdvisorModel().fit(load_jobs(paths if len(paths) > 1 else paths[0])), store
+    return AdvisorModel().fit(load_jobs(paths if len(paths) > 1 else paths[0], read)), store
 
 
 def _shape(store: Path | None):
@@ -71,13 +71,14 @@ def default_user(model: AdvisorModel, environ=None) -> str | None:
 
 
 def predict_script(text: str, history, *, args=(), user: str | None = None, risk: float = 0.9,
-                   strict: bool = False, origin: str | None = None, log=None) -> dict:
+                   strict: bool = False, origin: str | None = None, log=None, read=None) -> dict:
     """Advice for one job script or Kubernetes manifest (``text``), sbatch options ``args`` overriding the
-    script's, from the model of ``history``; the dict of :func:`predictors.advisor.advise`."""
-    from .advisor import advise, read_job
+    script's, from the model of ``history`` (trace files read with ``read``); the dict of
+    :func:`predictors.advisor.advise`."""
+    from .advise import advise, read_job
 
     req = read_job(text, args, origin=origin)
-    model, store = model_for(history, gpus=req.gpus > 0, log=log)
+    model, store = model_for(history, gpus=req.gpus > 0, log=log, read=read)
     user_from = "option" if user else None
     if user is None and req.user is None:
         user = default_user(model)

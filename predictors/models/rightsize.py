@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .models import default_models
+from ..features import TARGETS, eligible
+from .lineup import default_models
 from .rolling import RollingForecaster
-from .targets import TARGETS, eligible
 
 KEY = ("cluster", "job_id")
 
@@ -62,8 +62,7 @@ def last_two(jobs: pd.DataFrame) -> np.ndarray:
     the mean run time of the user's two most recent jobs that ended before this one was submitted,
     capped at its time limit; its time limit when the user has fewer than two such jobs (NaN when it
     has none either)."""
-    from .features import codes, epoch_s
-    from .history import past_stats
+    from ..features import codes, epoch_s, past_stats
 
     submit = epoch_s(jobs["submit_time"])
     end = epoch_s(jobs["end_time"])

@@ -1,6 +1,6 @@
 """What a job asks for, scheduler-neutral: the advisor's reading of a job script or a Kubernetes manifest.
 
-Both readers (``predictors.sbatch`` and ``predictors.kube``) return a :class:`JobRequest`; :func:`job_row`
+Both readers (``predictors.advisor.sbatch`` and ``predictors.advisor.kube``) return a :class:`JobRequest`; :func:`job_row`
 turns it into one row of the canonical job table, as if submitted at a given time, so that the predictors
 see it as they see every past job.
 """

@@ -3,7 +3,7 @@
 Everything here is known when the job is submitted: who and where (user, account, partition, QOS, GPU
 type, job-name family), what was requested, the time of day and week, and the history of the target
 over the user's, the family's and the user's same-request jobs that *ended before this submission*
-(``predictors.history``).  Job-script features are hashed token counts when scripts are given.
+(``predictors.features.history``).  Job-script features are hashed token counts when scripts are given.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
+from audit.families import job_family
 
 from .history import build_events, past_stats, query_bounds
 from .script import script_features

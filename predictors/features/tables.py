@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.accounting.families import job_family
+from audit.families import job_family
 
-from .features import epoch_s, submission_features
+from .submission import epoch_s, submission_features
 from .targets import request
 
 #: what a probe copies of a job: the request columns the features compare (GPUs read both ways: the GPU

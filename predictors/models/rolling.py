@@ -18,11 +18,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..features import (
+    actual,
+    calibration_mask,
+    eligible,
+    epoch_s,
+    fold_of,
+    get_target,
+    origins,
+    request,
+    submission_features,
+    train_mask,
+    weight,
+)
 from .conformal import CURVE_LEVELS, ConformalCalibrator, LevelCalibrator, adaptive_levels
-from .features import epoch_s, submission_features
-from .models import CALIBRATED
-from .splits import calibration_mask, fold_of, origins, train_mask
-from .targets import actual, eligible, get_target, request, weight
+from .lineup import CALIBRATED
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ..features import get_target
 from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
 from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
-from .targets import get_target
 
 BASELINES = ("request", "user_mean", "last_two", "vpa", "krr")
 #: models whose quantiles are conformalised on the trailing window

@@ -1,0 +1,29 @@
+"""Models and their calibration: the site rules as estimators (request, per-user mean, last two, VPA, KRR), the
+quantile models (LightGBM, its hurdle form, linear), conformal calibration, their accuracy metrics, and the rolling
+origin that fits, calibrates and predicts every job from its past only, down to the audit's right-sized requests."""
+
+from .base import Estimator, check_levels
+from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .conformal import (
+    CURVE_LEVELS,
+    ConformalCalibrator,
+    LevelCalibrator,
+    adaptive_levels,
+    conformal_shift,
+    level_scores,
+    read_curve,
+)
+from .lineup import CALIBRATED, default_models
+from .metrics import METRICS, metric_set, metric_table, pinball, precision_recall
+from .quantile_gbm import QuantileGBM
+from .quantile_hurdle import HurdleQuantileGBM
+from .quantile_linear import LinearQuantile
+from .rightsize import last_two, level_label, right_size
+from .rolling import RollingForecaster, RollingResult
+from .trees import Forest
+
+__all__ = ["CALIBRATED", "CURVE_LEVELS", "METRICS", "ConformalCalibrator", "Estimator", "Forest", "HurdleQuantileGBM",
+           "KRRBaseline", "LastTwoBaseline", "LevelCalibrator", "LinearQuantile", "QuantileGBM", "RequestBaseline",
+           "RollingForecaster", "RollingResult", "UserMeanBaseline", "VPABaseline", "adaptive_levels", "check_levels",
+           "conformal_shift", "default_models", "last_two", "level_label", "level_scores", "metric_set", "metric_table",
+           "pinball", "precision_recall", "read_curve", "right_size"]
