@@ -106,10 +106,11 @@ def fit_cmd(store) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--retrain-every", default=1, show_default=True, type=click.IntRange(min=1),
               help="Refit the models every N weekly folds.")
-@click.option("--models", default=None, help="Comma-separated subset of request,user_mean,last_two,vpa,krr,quantreg,lightgbm.")
+@click.option("--models", default=None, help="Comma-separated subset of request,user_mean,last_two,vpa,krr,habit_max,"
+              "habit_krr,habit_vpa,habit_autopilot,quantreg,lightgbm.")
 @click.option("--breakdown", "breakdowns", multiple=True,
-              type=click.Choice(["user", "partition", "gpu_type", "cold_user", "cold_family"]),
-              help="Also print the chosen model's metrics by this grouping (text output).")
+              type=click.Choice(["user", "partition", "gpu_type", "cold_user", "cold_family", "stratum"]),
+              help="Also print the chosen model's metrics by this grouping (text output; by stratum always).")
 @click.option("--warmup-days", default=28.0, show_default=True, type=float, help="History before the first test week.")
 @click.option("--test-days", default=7.0, show_default=True, type=float, help="Length of each test period.")
 @click.option("--cal-days", default=28.0, show_default=True, type=float, help="Trailing calibration window.")
@@ -137,7 +138,7 @@ def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, brea
         return
     click.echo(models_table(result))
     best = "lightgbm" if "lightgbm" in ev.rolling.models else ev.rolling.models[-1]
-    for by in breakdowns:
+    for by in dict.fromkeys(("stratum", *breakdowns)):
         if by in ev.breakdowns:
             for lv in levels:
                 click.echo("")

@@ -4,7 +4,10 @@
 
     {"target": "walltime", "jobs_tested": 12345,
      "models": {"lightgbm": {"0.9": {"coverage": …, "under_rate": …, "overprov_ratio": …,
-                                      "recovered_fraction": …, "pinball": …}, …}, …}}
+                                      "recovered_fraction": …, "pinball": …}, …}, …},
+     "coverage_by_stratum": {"lightgbm": {"0.9": {"long_tight": {"jobs": …, "coverage": …}, …}, …}, …}}
+
+(strata: ``predictors.features.habits``; each calibrated model is calibrated stratum by stratum.)
 
 ``evaluate_jobs`` returns the richer :class:`Evaluation` (per-job predictions, breakdowns by user,
 partition, GPU type and cold start, failure prediction, per-fold figures).
@@ -39,7 +42,7 @@ from .models import (
 
 #: state of a job killed for exceeding its request, per target
 KILL_STATE = {"walltime": "TIMEOUT", "memory": "OUT_OF_MEMORY"}
-BREAKDOWNS = ("user", "partition", "gpu_type", "cold_user", "cold_family")
+BREAKDOWNS = ("user", "partition", "gpu_type", "cold_user", "cold_family", "stratum")
 
 
 @dataclass
@@ -137,7 +140,15 @@ def as_dict(ev: Evaluation, labels) -> dict:
     for m in dict.fromkeys(ev.metrics["model"]):
         t = ev.metrics[ev.metrics["model"] == m]
         models[m] = {label[r.level]: {k: _num(getattr(r, k)) for k in METRICS} for r in t.itertuples()}
-    return {"target": ev.rolling.target, "jobs_tested": int(ev.rolling.jobs["scored"].sum()), "models": models}
+    by = {}
+    t = ev.breakdowns.get("stratum")
+    if t is not None:
+        for m in dict.fromkeys(t["model"]):
+            rows = t[t["model"] == m]
+            by[m] = {label[lv]: {str(r.group): {"jobs": int(r.jobs), "coverage": _num(r.coverage)}
+                                 for r in rows[rows["level"] == lv].itertuples()} for lv in levels}
+    return {"target": ev.rolling.target, "jobs_tested": int(ev.rolling.jobs["scored"].sum()), "models": models,
+            "coverage_by_stratum": by}
 
 
 def _num(x) -> float | None:

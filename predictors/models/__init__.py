@@ -3,7 +3,8 @@ quantile models (LightGBM, its hurdle form, linear), conformal calibration, thei
 origin that fits, calibrates and predicts every job from its past only, down to the audit's right-sized requests."""
 
 from .base import Estimator, check_levels
-from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .baselines import HabitRule, KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .budget import Allocation, allocate, apply_allocation
 from .conformal import (
     CURVE_LEVELS,
     ConformalCalibrator,
@@ -13,17 +14,18 @@ from .conformal import (
     level_scores,
     read_curve,
 )
-from .lineup import CALIBRATED, default_models
+from .lineup import CALIBRATED, HABIT_RULES, default_models
 from .metrics import METRICS, metric_set, metric_table, pinball, precision_recall
 from .quantile_gbm import QuantileGBM
 from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
-from .rightsize import last_two, level_label, right_size
+from .rightsize import last_two, level_label, right_size, rule_predictions
 from .rolling import RollingForecaster, RollingResult
 from .trees import Forest
 
-__all__ = ["CALIBRATED", "CURVE_LEVELS", "METRICS", "ConformalCalibrator", "Estimator", "Forest", "HurdleQuantileGBM",
+__all__ = ["CALIBRATED", "Allocation", "allocate", "apply_allocation", "CURVE_LEVELS", "HABIT_RULES", "METRICS", "ConformalCalibrator", "Estimator", "Forest",
+           "HabitRule", "HurdleQuantileGBM",
            "KRRBaseline", "LastTwoBaseline", "LevelCalibrator", "LinearQuantile", "QuantileGBM", "RequestBaseline",
            "RollingForecaster", "RollingResult", "UserMeanBaseline", "VPABaseline", "adaptive_levels", "check_levels",
            "conformal_shift", "default_models", "last_two", "level_label", "level_scores", "metric_set", "metric_table",
-           "pinball", "precision_recall", "read_curve", "right_size"]
+           "pinball", "precision_recall", "read_curve", "right_size", "rule_predictions"]

@@ -79,3 +79,21 @@ class KRRBaseline(_Rule):
     def __init__(self, levels=(0.9,), margin: float = 1.15):
         self.levels = levels
         self.margin = margin
+
+
+class HabitRule(_Rule):
+    """A site rule on the job's habit (user, job family, request shape; ``predictors.features.habits``): a
+    statistic of the habit's past need times ``margin`` once ``min_history`` of its jobs have ended, else the
+    request.  ``stat``: ``max`` (the last 20), ``krr`` (largest of the last 14 days), ``vpa`` (90th percentile of
+    the last 8 days) or ``autopilot`` (98th percentile of a histogram decaying with a 48 h half-life)."""
+
+    def __init__(self, levels=(0.9,), *, stat: str = "max", margin: float = 1.2, min_history: int = 2):
+        self.levels = levels
+        self.stat = stat
+        self.margin = margin
+        self.min_history = min_history
+
+    def _point(self, X: pd.DataFrame) -> np.ndarray:
+        v = X[f"habit_{self.stat}"].to_numpy(dtype=np.float64, na_value=np.nan)
+        n = X["habit_count"].to_numpy(dtype=np.float64, na_value=0.0)
+        return np.where(n >= self.min_history, v * self.margin, np.nan)

@@ -1,16 +1,22 @@
-"""The model line-up compared side by side: the five site baselines and the two quantile models."""
+"""The model line-up compared side by side: the five site baselines, the four site rules on each job's habit
+(user, job family, request shape), and the two quantile models."""
 
 from __future__ import annotations
 
 from ..features import get_target
-from .baselines import KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .baselines import HabitRule, KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
 from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
 
 BASELINES = ("request", "user_mean", "last_two", "vpa", "krr")
+#: the rules sites and Kubernetes tools use, keyed on the habit: (statistic, margin, ended jobs needed).
+#: ``habit_max``: the largest past need plus 20 % once two ended; KRR's max over 14 days plus 15 %; VPA's
+#: 90th percentile over 8 days plus 15 %; Autopilot's decayed 98th percentile plus 10 %
+HABIT_RULES = {"habit_max": ("max", 1.2, 2), "habit_krr": ("krr", 1.15, 2), "habit_vpa": ("vpa", 1.15, 2),
+               "habit_autopilot": ("autopilot", 1.1, 2)}
 #: models whose quantiles are conformalised on the trailing window
 CALIBRATED = ("quantreg", "lightgbm")
-MODELS = BASELINES + CALIBRATED
+MODELS = BASELINES + tuple(HABIT_RULES) + CALIBRATED
 
 
 def default_models(levels, target: str, *, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
@@ -23,6 +29,8 @@ def default_models(levels, target: str, *, n_estimators: int = 60, num_threads: 
         "last_two": lambda: LastTwoBaseline(levels),
         "vpa": lambda: VPABaseline(levels),
         "krr": lambda: KRRBaseline(levels),
+        **{name: (lambda a=args: HabitRule(levels, stat=a[0], margin=a[1], min_history=a[2]))
+           for name, args in HABIT_RULES.items()},
         "quantreg": lambda: LinearQuantile(levels, log_offset=off),
         "lightgbm": lambda: HurdleQuantileGBM(levels, n_estimators=n_estimators, log_offset=off,
                                               num_threads=num_threads, random_state=random_state),

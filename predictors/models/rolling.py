@@ -8,6 +8,16 @@ A last week shorter than ``min_last_share`` of a test window (a month's last two
 the week before: predicted by that fold's models and calibration, not by a refit on the most data for the
 fewest jobs.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: predicted, not scored
 (unless ``split_calibration``: then a model refitted on the first 70 % of the history calibrates them).
+
+Calibration is group-conditional (Mondrian conformal prediction, Vovk et al. 2005; ``strata``): every job
+belongs to a stratum of its habit's history (``predictors.features.habits.strata``: a cold start, or a short or
+long history that is tight, spread or wide), and each stratum is calibrated on its own calibration jobs, so
+that coverage holds stratum by stratum, not only on average.  A stratum with fewer than ``min_stratum``
+calibration jobs borrows its parent's (its history class, then every job).  With ``select``, the candidates
+named there (the calibrated model and the site rules, each calibrated the same way) are weighed per fold and
+stratum by the capacity their calibrated, capped bounds held as issued to that stratum's jobs of earlier folds
+(out of sample, summed over the levels), and the one holding least gives the job's ``best@LEVEL`` at every level
+(one candidate, so the bounds stay nested): at the same calibrated coverage, the tighter bound.
 """
 
 from __future__ import annotations
@@ -19,14 +29,17 @@ import numpy as np
 import pandas as pd
 
 from ..features import (
+    PARENT,
     actual,
     calibration_mask,
     eligible,
     epoch_s,
     fold_of,
     get_target,
+    habit_history,
     origins,
     request,
+    strata,
     submission_features,
     train_mask,
     weight,
@@ -38,7 +51,8 @@ from .lineup import CALIBRATED
 @dataclass
 class RollingResult:
     """``jobs``: one row per eligible job in submission order with ``row`` (its position in the input), ``y``, ``request``, ``w``, ``fold``,
-    ``scored``, ``cold_user``, ``cold_family`` and a column ``MODEL@LEVEL`` per prediction.  A calibrated
+    ``scored``, ``cold_user``, ``cold_family``, ``stratum`` and a column ``MODEL@LEVEL`` per prediction (with
+    ``select``: ``best@LEVEL`` and the candidate it came from, ``best_source@LEVEL``).  A calibrated
     model's ``MODEL@LEVEL`` is its calibrated quantile capped at the request (``cap``) or not; both are also
     kept as ``MODEL_capped@LEVEL`` and ``MODEL_nocap@LEVEL``, and the raw output as ``MODEL_raw@LEVEL``.
     ``folds``: one row per fold."""
@@ -74,6 +88,17 @@ def _meta(E: pd.DataFrame, X: pd.DataFrame, target: str, gpu_memory_bytes) -> pd
     return meta
 
 
+#: seen jobs of a stratum from which its adaptive level takes the whole ``coverage_gain``
+ACI_FULL = 2000
+
+
+def _members(group: str, stratum: np.ndarray) -> np.ndarray:
+    """The jobs of ``group``: a stratum, or a history class (``short``, ``long``) naming every stratum in it."""
+    if group in ("short", "long"):
+        return np.char.startswith(stratum.astype(str), group + "_")
+    return stratum == group
+
+
 class RollingForecaster:
     """Runs the rolling origin for one target over a set of named estimators (cloned at each refit)."""
 
@@ -81,7 +106,8 @@ class RollingForecaster:
                  warmup_days: float = 28.0, retrain_every: int = 1, train_days: float | None = None,
                  cal_days: float = 28.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
-                 split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0):
+                 split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0,
+                 strata: bool = True, min_stratum: int = 50, select=None):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -100,6 +126,9 @@ class RollingForecaster:
         self.split_calibration = split_calibration
         self.split_fraction = split_fraction
         self.min_last_share = min_last_share
+        self.strata = strata
+        self.min_stratum = min_stratum
+        self.select = select
 
     def _split(self, X, y, end, submit, origin, names) -> tuple[np.ndarray, dict]:
         """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
@@ -114,6 +143,40 @@ class RollingForecaster:
         Xc = X.iloc[np.flatnonzero(cm)]
         return cm, {m: calibration_input(self.models[m].clone().fit(X[tr], y[tr]), Xc) for m in names}
 
+    def _groups(self, stratum: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray):
+        """Per stratum among ``test``: ``(stratum, calibration rows, seen mask)``: positions within the
+        calibration jobs ``cm`` of its own, or of its parent's (then of every job) when it has fewer than
+        ``min_stratum``, and the already observed jobs of that same group (for the adaptive levels)."""
+        cal_strata = stratum[cm]
+        for g in dict.fromkeys(stratum[test]):
+            group = g
+            while True:
+                members = _members(group, cal_strata)
+                if members.sum() >= self.min_stratum or group is None:
+                    break
+                group = PARENT.get(group)
+            if group is None:
+                members = np.ones(len(cal_strata), dtype=bool)
+                seen_g = seen
+            else:
+                seen_g = seen & _members(group, stratum)
+            yield g, np.flatnonzero(members), seen_g
+
+    @staticmethod
+    def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
+        """The candidate whose bounds, as issued to ``rows`` (jobs of the stratum predicted in earlier folds,
+        out of sample, now ended), held the least capacity summed over the levels; the first candidate where
+        none was issued to every one of them.  Weighed on bounds issued before, not on the fold's own
+        calibration, so that a candidate is not chosen for the luck of its calibration draw."""
+        issued = np.ones(len(rows), dtype=bool)
+        for m in select:
+            issued &= np.isfinite(cal[m]["capped"][rows]).all(axis=1)
+        if not issued.any():
+            return select[0]
+        r = rows[issued]
+        held = {m: float(np.sum(cal[m]["capped"][r] * w[r, None])) for m in select}
+        return min(select, key=lambda m: (held[m], select.index(m)))
+
     def run(self, jobs: pd.DataFrame, target: str) -> RollingResult:
         spec = get_target(target)
         levels = tuple(float(x) for x in self.levels)
@@ -121,7 +184,10 @@ class RollingForecaster:
         rows = rows[np.argsort(epoch_s(jobs["submit_time"].iloc[rows]), kind="stable")]
         E = jobs.iloc[rows].reset_index(drop=True)
         X = submission_features(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
+        H = habit_history(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
+        X = pd.concat([X, H], axis=1)
         meta = _meta(E, X, target, self.gpu_memory_bytes)
+        meta["stratum"] = strata(H)
         meta.insert(0, "row", rows)
         submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
         org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days,
@@ -174,6 +240,11 @@ class RollingForecaster:
                for m in self.models if m in self.calibrated}
         predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
         inputs = {m: curves.get(m, raw[m]) for m in cal}  # what each calibrator reads
+        stratum = meta["stratum"].to_numpy() if self.strata else np.full(len(meta), "all", dtype=object)
+        select = tuple(m for m in (self.select or ()) if m in cal)
+        best = np.full((len(meta), len(levels)), np.nan)
+        source = np.full((len(meta), len(levels)), None, dtype=object)
+        w = meta["w"].to_numpy(dtype=np.float64)
         for k, o in enumerate(org):
             test = np.flatnonzero((fold == k) & predicted)
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
@@ -185,14 +256,26 @@ class RollingForecaster:
             if not len(test) or cm.sum() < self.min_cal:
                 continue
             scored[test] = True
-            for m in cal:
-                for tag, cap in (("capped", True), ("nocap", False)):
-                    P = cal[m][tag]
-                    seen = np.isfinite(P[:, 0]) & (end < o)
-                    eff = adaptive_levels(levels, y[seen], P[seen], self.coverage_gain)
-                    c = calibrator(m in curves, levels, spec.log_offset, cap)
-                    c.fit(cal_raw[m], y[cm], req[cm], effective_levels=eff)
-                    P[test] = c.transform(inputs[m][test], req[test])
+            seen_all = end < o
+            for g, cal_rows, seen_g in self._groups(stratum, cm, seen_all, test):
+                t = test[stratum[test] == g]
+                if select:
+                    pick = self._pick(select, cal, np.flatnonzero(cm & (stratum == g)), w)
+                for m in cal:
+                    for tag, cap in (("capped", True), ("nocap", False)):
+                        P = cal[m][tag]
+                        seen = np.isfinite(P[:, 0]) & seen_g
+                        # a stratum's observed coverage is trusted in proportion to its jobs seen, fully from
+                        # ACI_FULL on (binomial sd 0.007 at 0.9): a small stratum's noise is not corrected for
+                        gain = self.coverage_gain * min(1.0, seen.sum() / ACI_FULL)
+                        eff = adaptive_levels(levels, y[seen], P[seen], gain)
+                        c = calibrator(m in curves, levels, spec.log_offset, cap)
+                        idx = np.flatnonzero(cm)[cal_rows]
+                        c.fit(cal_raw[m][cal_rows], y[idx], req[idx], effective_levels=eff)
+                        P[t] = c.transform(inputs[m][t], req[t])
+                if select:  # one candidate for every level, so that its bounds stay nested
+                    best[t] = cal[pick]["capped"][t]
+                    source[t] = pick
         out["scored"] = scored
         cols = {}
         for m in self.models:
@@ -204,6 +287,10 @@ class RollingForecaster:
                     cols[f"{m}_raw@{lv}"] = raw[m][:, j]
                 else:
                     cols[f"{m}@{lv}"] = raw[m][:, j]
+        for j, lv in enumerate(levels):
+            if select:
+                cols[f"best@{lv}"] = best[:, j]
+                cols[f"best_source@{lv}"] = source[:, j]
         out = pd.concat([out, pd.DataFrame(cols)], axis=1)
         return RollingResult(target=target, levels=levels, models=tuple(self.models), jobs=out,
                              folds=pd.DataFrame(rows))

@@ -144,6 +144,7 @@ def test_adaptive_levels_move_against_the_error():
 
 def test_default_lineup_names():
     assert list(default_models((0.9,), "walltime")) == ["request", "user_mean", "last_two", "vpa", "krr",
+                                                         "habit_max", "habit_krr", "habit_vpa", "habit_autopilot",
                                                          "quantreg", "lightgbm"]
     with pytest.raises(ValueError):
         default_models((0.9,), "walltime", only=["nope"])

@@ -68,8 +68,16 @@ def test_parse_levels():
 def test_right_size_columns_and_past_only(small_month):
     out = right_size(small_month, levels=(0.5, 0.9), targets=["memory", "cpus"], n_estimators=15,
                      warmup_days=3, test_days=1, cal_days=3, min_cal=50)
-    assert list(out.columns) == ["cluster", "job_id", "pred_mem_peak_bytes_p50", "pred_mem_peak_bytes_p90",
-                                 "pred_cpus_used_p50", "pred_cpus_used_p90"]
+    assert list(out.columns) == ["cluster", "job_id", "stratum_mem_peak_bytes",
+                                 "pred_mem_peak_bytes_p50", "source_mem_peak_bytes_p50",
+                                 "pred_mem_peak_bytes_p90", "source_mem_peak_bytes_p90", "stratum_cpus_used",
+                                 "pred_cpus_used_p50", "source_cpus_used_p50", "pred_cpus_used_p90",
+                                 "source_cpus_used_p90"]
+    got = out["pred_mem_peak_bytes_p90"].notna()
+    assert set(out.loc[got, "stratum_mem_peak_bytes"]) <= {"cold", "short_tight", "short_loose", "long_tight",
+                                                           "long_spread", "long_wide"}
+    assert set(out.loc[got, "source_mem_peak_bytes_p90"]) <= {"lightgbm", "habit_max", "habit_krr", "habit_vpa",
+                                                              "habit_autopilot"}
     assert len(out) == len(small_month)
     early = (small_month["submit_time"] < small_month["submit_time"].min() + pd.Timedelta(days=3)).to_numpy()
     assert out.loc[early, "pred_mem_peak_bytes_p90"].isna().all()  # burn-in: no history, no prediction
@@ -90,7 +98,11 @@ def test_cli_json_shape(small_month, tmp_path):
                                        "--test-days", "1", "--cal-days", "3"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
-    assert set(d) == {"target", "jobs_tested", "models"} and d["target"] == "cpus" and d["jobs_tested"] > 0
+    assert set(d) == {"target", "jobs_tested", "models", "coverage_by_stratum"}
+    assert d["target"] == "cpus" and d["jobs_tested"] > 0
+    for model, per in d["coverage_by_stratum"].items():  # every stratum's jobs add up to those tested
+        for level, strata in per.items():
+            assert sum(v["jobs"] for v in strata.values()) == d["jobs_tested"], (model, level)
     assert list(d["models"]) == ["request", "last_two", "lightgbm", "lightgbm_capped"]
     # capped at the request, the right-sized request can only release requested resource-hours
     assert all(v["recovered_fraction"] >= 0 for v in d["models"]["lightgbm_capped"].values())
