@@ -79,8 +79,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
         from .whatif.runner import Runner
         from .whatif.whatif import finish_predictions, start_predictions
 
-        options = Options(risk=cfg.risk, tolerance=cfg.tolerance)
         opts = dict(whatif_options or {})
+        options = Options(risk=cfg.risk, tolerance=cfg.tolerance, kill_budget=opts.pop("kill_budget", 0.01))
         # one runner (a local Dask cluster, --scheduler, or in process) for the predictions and the replays
         with Runner(opts.pop("scheduler", None), serial=bool(opts.pop("serial", False)),
                     workers=opts.pop("workers", None), progress=False) as runner:

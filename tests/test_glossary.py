@@ -71,7 +71,8 @@ def test_whatif_keys_documented():
 
     top = {"jobs", "dropped", "cluster", "options", "prediction_coverage", "fidelity", "scenarios", "capacity",
            "capacity_probes",
-           "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book", "price_books", "replays"}
+           "tradeoff", "recommended", "shaken", "headroom", "policies", "price_book", "price_books", "replays",
+           "kill_budget", "coverage_by_stratum", "gap"}
     section = _section("What-if (`whatif/summary.json`)")
     found = set()
     for cell in re.findall(r"^\| (`[^|]+`) \|", section, flags=re.M):

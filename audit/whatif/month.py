@@ -47,11 +47,26 @@ def by_level(frame: pd.DataFrame, levels) -> dict:
     return out
 
 
+def history_masks(frame: pd.DataFrame | None) -> dict:
+    """Per target, the jobs (table order) that were predicted from a history of their own: a stratum other
+    than a cold start (fewer than two ended jobs of their habit)."""
+    out = {}
+    if frame is None:
+        return out
+    for t, stem in STEMS.items():
+        col = f"stratum_{stem}"
+        if col in frame:
+            st = frame[col].astype("string")
+            out[t] = (st.notna() & (st != "cold")).to_numpy(dtype=bool)
+    return out
+
+
 def build_month(table: pd.DataFrame, cluster: Cluster, predictions: dict | None = None,
-                procs: int | None = None) -> tuple[Month, dict]:
+                procs: int | None = None, history: dict | None = None) -> tuple[Month, dict]:
     """``(month, dropped)``.  ``predictions`` maps a level (or a predictor name such as ``last_two``)
     to ``{target: values in table order}`` for the targets ``memory``, ``cpus``, ``gpus``, ``walltime``
-    (see :func:`by_level`)."""
+    (see :func:`by_level`); ``history`` maps a target to a mask (table order) of the jobs that had a
+    history to be right-sized from (:func:`history_masks`)."""
     t = job_totals(table, procs=procs)
     c = t.columns
     rows = t.rows
@@ -67,5 +82,6 @@ def build_month(table: pd.DataFrame, cluster: Cluster, predictions: dict | None 
                   mem_peak=c["mem_peak"], cpu_need=busy, gpu_need=gbusy, logged_start=c["logged_start"],
                   cpu_util=c["cpu_util"], gpu_util=c["gpu_util"], text=text,
                   pool=job_pools(cluster, c["partition"]) if isinstance(cluster, Cluster) else np.zeros(len(rows), int),
-                  predictions=preds, cpu_unit=t.cpu_unit, gpu_unit=t.gpu_unit)
+                  predictions=preds, history={k: np.asarray(v, dtype=bool)[rows] for k, v in (history or {}).items()},
+                  cpu_unit=t.cpu_unit, gpu_unit=t.gpu_unit)
     return month, t.dropped

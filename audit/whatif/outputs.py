@@ -53,7 +53,8 @@ def scenario_entry(s, m: dict, actual: dict) -> dict:
 
 
 def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity: dict, books: dict,
-               chosen: str) -> dict:
+               chosen: str, kill_budget: dict | None = None, coverage: dict | None = None,
+               gap: dict | None = None) -> dict:
     actual = sw.full["actual"]
     scen = {s.name: scenario_entry(s, sw.full[s.name], actual) for s in sw.scenarios}
     rec = None
@@ -82,7 +83,7 @@ def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity:
         "options": {"risk": list(options.risk), "modes": list(options.modes), "predictor": options.predictor,
                     "backfill_order": options.backfill_order, "policy": options.policy,
                     "replicates": options.replicates, "tolerance": options.tolerance, "seed": options.seed,
-                    "capacity_search": options.capacity_search},
+                    "capacity_search": options.capacity_search, "kill_budget": options.kill_budget},
         "prediction_coverage": {str(k): {t: float(np.isfinite(v).mean()) if len(v) else 0.0 for t, v in p.items()}
                                 for k, p in setting.month.predictions.items()},
         "fidelity": fidelity,
@@ -97,6 +98,9 @@ def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity:
         "price_book": chosen,
         "price_books": {n: {"date": b["date"], "origin": b["origin"]} for n, b in books.items()},
         "replays": sw.replays,
+        "kill_budget": kill_budget,
+        "coverage_by_stratum": coverage,
+        "gap": gap,
     }
     return _clean(out)
 

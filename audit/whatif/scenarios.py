@@ -12,6 +12,8 @@ worker builds its scenario from the shared month instead of receiving it).
   millis (``cpu_unit``/``gpu_unit``, see :mod:`.to_simulator`) is right-sized in the same units.
   (Memory is asked per whole GiB, as ``--mem=282G`` does; a job's total is rounded up to a whole GiB
   per node.)
+- ``rightsized@budget/MODE``: each job's requests at the levels a kill budget chose for its (resource,
+  stratum) (:mod:`.budget`); the request where its pair keeps it.
 - ``oracle``: requests equal to actual use (peak memory to the MiB, busy cores and GPUs rounded up, the
   run time as limit): the bound nobody can reach.
 
@@ -34,7 +36,9 @@ from simulator.records import Jobs
 GIB = 2**30
 MIB = 2**20
 MODES = ("enforce", "advise")
-PREDICTORS = ("lightgbm", "last_two", "request")
+#: the site rules on each job's habit (``predictors.models.HABIT_RULES``), each a predictor of its own
+RULES = ("habit_max", "habit_krr", "habit_vpa", "habit_autopilot")
+PREDICTORS = ("lightgbm", "last_two", "request", *RULES)
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class Month:
     text: dict  # user, account, partition, qos, gpu_type
     pool: np.ndarray
     predictions: dict = field(default_factory=dict)
+    history: dict = field(default_factory=dict)  # per target, the jobs with a history to be right-sized from
     cpu_unit: int = 1  # what one CPU and one GPU count in ``cpus``/``gpus`` (1000: millis, see to_simulator)
     gpu_unit: int = 1
 
@@ -99,6 +104,7 @@ class Month:
                                                    "cpu_util", "gpu_util", "pool")}
         return Month(**cut, text={k: v[rows] for k, v in self.text.items()},
                      predictions={lv: {t: a[rows] for t, a in p.items()} for lv, p in self.predictions.items()},
+                     history={t: a[rows] for t, a in self.history.items()},
                      cpu_unit=self.cpu_unit, gpu_unit=self.gpu_unit)
 
 
@@ -193,7 +199,7 @@ def requests_for(m: Month, s: Scenario) -> Requests:
         return oracle_requests(m)
     if s.kind != "rightsized":
         raise ValueError(f"unknown scenario kind {s.kind!r}")
-    key = s.level if s.predictor == "lightgbm" else s.predictor
+    key = s.level if s.predictor == "lightgbm" else f"budget/{s.mode}" if s.predictor == "budget" else s.predictor
     p = m.predictions.get(key)
     if p is None:
         raise ValueError(f"no predictions for {key!r}")

@@ -44,6 +44,7 @@ class Options:
     tolerance: float = 0.01
     seed: int = 0
     policies: tuple = POLICIES
+    kill_budget: float | None = 0.01
 
 
 @dataclass
@@ -68,10 +69,13 @@ class Sweep:
 
 
 def scenarios_for(options: Options) -> list:
-    """``actual``, ``oracle`` and the right-sized scenarios the options ask for."""
+    """``actual``, ``oracle`` and the right-sized scenarios the options ask for: with the calibrated
+    predictions, one per level and mode, and with a kill budget one per mode (``rightsized@budget/MODE``)."""
     out = [Scenario("actual"), Scenario("oracle")]
     if options.predictor == "lightgbm":
         out += [Scenario("rightsized", level=float(q), mode=m) for q in options.risk for m in options.modes]
+        if options.kill_budget is not None:
+            out += [Scenario("rightsized", mode=m, predictor="budget") for m in options.modes]
     else:
         out += [Scenario("rightsized", mode=m, predictor=options.predictor) for m in options.modes]
     return out

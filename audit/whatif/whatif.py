@@ -19,15 +19,21 @@ from simulator import replay_as_logged
 from simulator.records import Cluster, Pool
 
 from ..accounting.pricebook import PriceBookError, load_price_book, shipped_books
-from .month import build_month, by_level
+from .budget import budget_predictions, coverage_by_stratum
+from .gap import gap_of
+from .month import build_month, by_level, history_masks
 from .outputs import summary_of, write_outputs
 from .replays import Setting
 from .runner import Runner
-from .scenarios import PREDICTORS, actual_requests, to_jobs
+from .scenarios import PREDICTORS, RULES, actual_requests, to_jobs
 from .sweep import Options, begin, sweep
 from .to_simulator import to_cluster
 
 TARGETS = ("memory", "cpus", "gpus", "walltime")
+#: history before a month's first right-sized job; spans from two weeks (less a day: a fortnight's log runs
+#: from its first job to its last) are refitted weekly and calibrated daily
+WARMUP_DAYS = 2.0
+WEEKLY_DAYS = 13.0
 
 
 @dataclass
@@ -107,32 +113,46 @@ def _joined(frames: list) -> pd.DataFrame:
 
 
 def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None, random_state: int = 0,
-                    frame: pd.DataFrame | None = None, runner=None) -> dict:
-    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``;
-    ``frame``: a :func:`prediction_frame` already computed (it is not computed again); with a ``runner``,
-    one task per target."""
+                    frame: pd.DataFrame | None = None, runner=None, cluster=None, allocations=None) -> dict:
+    """The predictions the right-sized scenarios apply: ``{level or predictor: {target: values}}``, with the
+    kill budget's (``budget/MODE``) when the options have one and ``cluster`` is given (its allocations are
+    put into ``allocations``); ``frame``: a :func:`prediction_frame` already computed (it is not computed
+    again); with a ``runner``, one task per target."""
     if options.predictor not in PREDICTORS:
         raise ValueError(f"predictor must be one of {PREDICTORS}, got {options.predictor!r}")
     if options.predictor == "request":
         return {}
+    if options.predictor in RULES:
+        from predictors.models import rule_predictions
+
+        return {options.predictor: rule_predictions(table, options.predictor, _targets(procs))}
     if options.predictor == "last_two":
         from predictors.models import last_two
 
         return {"last_two": {"walltime": last_two(table)}}
     if frame is None:
         frame = prediction_frame(table, options, procs=procs, random_state=random_state, runner=runner)
-    return by_level(frame, options.risk)
+    preds = by_level(frame, options.risk)
+    if options.kill_budget is not None and cluster is not None:
+        budget, alloc = budget_predictions(table, frame, options.risk, options.kill_budget, cluster, options.modes)
+        preds.update(budget)
+        if allocations is not None:
+            allocations.update(alloc)
+    return preds
 
 
 def rolling_options(table: pd.DataFrame) -> dict:
-    """The rolling origin for the month's span: a week of history, then weekly refits; a span under two
-    weeks (a one-week pilot) is predicted from its first 30 % on, refitted daily, and calibrated on
-    100 jobs or more."""
+    """The rolling origin for the month's span: two days of history, then a daily origin, the models refitted
+    weekly and calibrated daily, stratum by stratum, on what ended before (the first day is calibrated on a
+    split of those two days: thousands of jobs on a month worth auditing); a span under ``WEEKLY_DAYS`` (a
+    one-week pilot) is predicted after two days or its first 30 %, whichever is shorter, refitted daily, and
+    calibrated on 100 jobs or more.  Every job submitted before the first origin keeps its request: it has
+    no past."""
     t = table["submit_time"].dropna()
     span = (t.max() - t.min()).total_seconds() / 86400.0 if len(t) else 0.0
-    if span >= 14.0:
-        return {"warmup_days": 7.0}
-    return {"warmup_days": 0.3 * span, "test_days": 1.0, "min_cal": 100}
+    if span >= WEEKLY_DAYS:
+        return {"warmup_days": WARMUP_DAYS, "test_days": 1.0, "retrain_every": 7}
+    return {"warmup_days": min(WARMUP_DAYS, 0.3 * span), "test_days": 1.0, "min_cal": 100}
 
 
 def node_prices(cluster, books: dict) -> dict:
@@ -191,6 +211,14 @@ def fidelity(setting: Setting, actual: dict) -> dict:
     return out
 
 
+def _gap(sw, setting) -> dict | None:
+    """Where the oracle's capacity went for the recommended scenario (:mod:`.gap`)."""
+    if sw.recommended is None:
+        return None
+    scenario = next(s for s in sw.scenarios if s.name == sw.recommended)
+    return gap_of(scenario, setting, sw.full, sw.capacity, setting.month.history)
+
+
 def _log_stage(name: str, seconds: float) -> None:
     sys.stderr.write(f"what-if: {name} {seconds:.1f} s\n")
     sys.stderr.flush()
@@ -235,11 +263,13 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
                                   backfill_order=options.backfill_order, kill_at_limit=procs is None),
                           runner, options)
         frame = predictions if started is None else finish_predictions(started)
-        preds = predictions_for(table, options, procs=procs, random_state=random_state, frame=frame)
+        allocations: dict = {}
+        preds = predictions_for(table, options, procs=procs, random_state=random_state, frame=frame,
+                                cluster=cluster, allocations=allocations)
         stages = {"predictions": time.perf_counter() - t}
         if log and not isinstance(predictions, pd.DataFrame):
             log("predictions", stages["predictions"])
-        month, dropped = build_month(table, cluster, preds, procs=procs)
+        month, dropped = build_month(table, cluster, preds, procs=procs, history=history_masks(frame))
         setting = Setting(month=month, cluster=cluster, shares=budget_shares(table),
                           backfill_order=options.backfill_order, kill_at_limit=procs is None)
         sw = sweep(setting, runner, options, node_prices(cluster, books), mixed=isinstance(cluster, Cluster) and mixed,
@@ -247,7 +277,10 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
         kind = runner.kind
     stages.update(sw.stages)
     summary = summary_of(sw, setting, options, dropped=dropped, fidelity=fidelity(setting, sw.full["actual"]),
-                         books={n: b.to_dict() for n, b in books.items()}, chosen=next(iter(books)))
+                         books={n: b.to_dict() for n, b in books.items()}, chosen=next(iter(books)),
+                         kill_budget=allocations or None,
+                         coverage=None if frame is None else coverage_by_stratum(table, frame, options.risk),
+                         gap=_gap(sw, setting))
     folder = None
     if out is not None:
         folder = write_outputs(Path(out), sw, summary)

@@ -1,0 +1,116 @@
+"""The kill-budget scenario's requests, and the coverage of the right-sized predictions stratum by stratum.
+
+:func:`budget_predictions` hands the month's calibrated predictions, strata and requests to the allocator
+(:func:`predictors.models.allocate`), once per mode, and returns what the ``rightsized@budget/MODE``
+scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
+
+What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
+and a core-hour compare as shares of what the cluster has): memory, cores and GPUs are held for the run, so
+a cut is worth ``(asked − predicted) × run hours``; a time limit is held in the scheduler's plan, so a cut
+is worth ``(limit − predicted) × cores``.  Under ``enforce`` a job that outgrows any of its four cut
+requests is killed (memory, time) or stretched past a cut time limit (cores, GPUs), so all four spend the
+budget.  Under ``advise`` the time limit is the job's own: only memory kills (a job short of cores or GPUs
+runs longer, within its own limit but for everyone waiting behind it, and a time prediction only plans), so
+the budget is spent on memory, and cores, GPUs and the time estimate take the highest level of the sweep, the
+per-level scenarios' safest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .month import STEMS
+
+KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory",)}
+
+
+def _f(table: pd.DataFrame, col: str) -> np.ndarray:
+    return pd.to_numeric(table[col], errors="coerce").astype("float64").to_numpy(na_value=np.nan)
+
+
+def _stacked(frame: pd.DataFrame, stem: str, levels) -> np.ndarray | None:
+    from predictors.models import level_label
+
+    cols = [f"pred_{stem}_{level_label(lv)}" for lv in levels]
+    if not all(c in frame for c in cols):
+        return None
+    return np.column_stack([frame[c].to_numpy(dtype=np.float64) for c in cols])
+
+
+def capacity_hours(cluster, span_h: float) -> dict:
+    """The cluster's unit-hours of each target over the month (cores, bytes, GPUs; core-hours of plan)."""
+    groups = getattr(cluster, "groups", ())
+    cpus = sum(g.count * g.cpus for g in groups) or getattr(cluster, "procs", 0)
+    return {"memory": sum(g.count * g.mem_bytes for g in groups) * span_h, "cpus": cpus * span_h,
+            "gpus": sum(g.count * g.gpus for g in groups) * span_h, "walltime": cpus * span_h}
+
+
+def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
+                       modes) -> tuple[dict, dict]:
+    """``({"budget/MODE": {target: values in table order}}, {MODE: allocation dict})`` for a kill budget of
+    ``budget`` (a share of the month's jobs)."""
+    from predictors.features import request
+    from predictors.models import allocate, apply_allocation
+
+    levels = tuple(sorted(float(x) for x in levels))
+    t = pd.to_datetime(table["submit_time"], utc=True).dropna()
+    span_h = max((t.max() - t.min()).total_seconds() / 3600.0, 1.0) if len(t) else 1.0
+    cap = capacity_hours(cluster, span_h)
+    run_h = np.clip(_f(table, "elapsed_s"), 0, None) / 3600.0
+    cores = request(table, "cpus")
+    preds, asked, strata, weight, scale = {}, {}, {}, {}, {}
+    for target, stem in STEMS.items():
+        P = _stacked(frame, stem, levels)
+        if P is None or f"stratum_{stem}" not in frame or not cap[target]:
+            continue
+        preds[target] = P
+        asked[target] = request(table, target) if target != "walltime" else _f(table, "time_limit_s")
+        strata[target] = frame[f"stratum_{stem}"].astype(object).where(frame[f"stratum_{stem}"].notna(), None).to_numpy()
+        weight[target] = run_h if target != "walltime" else np.where(np.isfinite(cores), cores, 1.0) / 3600.0
+        scale[target] = 1.0 / cap[target]
+    out, allocations = {}, {}
+    for mode in modes:
+        kill = [x for x in KILL_TARGETS[mode] if x in preds]
+        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * len(table),
+                         scale=scale)
+        values = apply_allocation(alloc, {x: preds[x] for x in kill}, strata, levels)
+        safest = [x for x in preds if x not in kill]
+        for x in safest:
+            values[x] = preds[x][:, -1]
+        out[f"budget/{mode}"] = values
+        allocations[mode] = {"budget": budget, "budget_jobs": alloc.budget_jobs,
+                             "expected_kills": alloc.expected_kills,
+                             "expected_kill_share": alloc.expected_kills / max(1, len(table)),
+                             "safest_level": {x: levels[-1] for x in safest},
+                             "allocation": sorted(alloc.rows, key=lambda r: (r["target"], r["stratum"]))}
+    return out, allocations
+
+
+def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dict:
+    """``{target: {level: {"all" | stratum: {"jobs", "coverage"}}}}``: the share of predicted jobs whose need
+    the prediction covered, overall and per stratum (out of sample: every prediction is from the job's past)."""
+    from predictors.features import actual, eligible
+    from predictors.models import level_label
+
+    out = {}
+    for target, stem in STEMS.items():
+        if f"stratum_{stem}" not in frame:
+            continue
+        y = np.where(eligible(table, target), actual(table, target), np.nan)
+        st = frame[f"stratum_{stem}"].astype("string").fillna("").to_numpy(dtype=object)
+        per = {}
+        for lv in levels:
+            col = f"pred_{stem}_{level_label(lv)}"
+            if col not in frame:
+                continue
+            p = frame[col].to_numpy(dtype=np.float64)
+            ok = np.isfinite(p) & np.isfinite(y)
+            hit = y <= p * (1 + 1e-9)
+            row = {"all": {"jobs": int(ok.sum()), "coverage": float(hit[ok].mean()) if ok.any() else None}}
+            for s in sorted(set(st[ok])):
+                m = ok & (st == s)
+                row[s] = {"jobs": int(m.sum()), "coverage": float(hit[m].mean())}
+            per[str(float(lv))] = row
+        out[target] = per
+    return out
