@@ -12,7 +12,7 @@ import mimetypes
 from pathlib import Path
 
 from .charts import efficiency_chart
-from .figures import capacity_chart, daily_chart, tradeoff_chart, unique_ids, wait_cdf_chart
+from .figures import capacity_chart, daily_chart, gap_chart, tradeoff_chart, unique_ids, wait_cdf_chart
 from .formats import Formatter
 from .glossary import TERMS
 from .notices import write_notices
@@ -22,6 +22,7 @@ from .sections import (
     capacity,
     executive,
     findings,
+    gap_bars,
     methods,
     quality,
     recommendations,
@@ -65,6 +66,8 @@ def _charts(run: Run, cfg) -> dict:
         if shown_probes:
             pools = {k: " + ".join(p) for k, p in enumerate((w.get("cluster") or {}).get("pools") or [])}
             out["capacity"] = capacity_chart(shown_probes, pools)
+        if w.get("gap") and w["gap"].get("by_cause"):
+            out["gap"] = gap_chart(gap_bars(w["gap"], Formatter(cfg.locale, cfg.currency_symbol)))
     return out
 
 
@@ -100,6 +103,8 @@ def build_context(run: Run, cfg, meta: dict) -> tuple[dict, list[dict]]:
     if "recoverable" in pages and run.whatif is not None:
         r = recoverable(run.whatif, fmt)
         ctx["recoverable"] = {**r, "tables": add(*r["tables"])}
+        if r["gap"]:
+            ctx["recoverable"]["gap"] = {**r["gap"], "tables": add(*r["gap"]["tables"])}
     if "recommendations" in pages:
         rec = recommendations(run, cfg)
         if rec is not None:

@@ -92,7 +92,8 @@ def tradeoff_chart(rows: list[dict], recommended: str | None) -> str:
             y = [r["nodes_recovered"] for r in pts]
             ax.plot(x, y, marker="o", markersize=4, color=PALETTE[k], label=mode, linewidth=1.2)
             for r in pts:
-                ax.annotate(f"p{r['level'] * 100:g}", (r["kills_per_1000_jobs"], r["nodes_recovered"]),
+                tag = f"p{r['level'] * 100:g}" if r.get("level") is not None else str(r.get("predictor") or "")
+                ax.annotate(tag, (r["kills_per_1000_jobs"], r["nodes_recovered"]),
                             textcoords="offset points", xytext=(4, 4), fontsize=6.5, color="#444444")
         rec = next((r for r in rows if r["scenario"] == recommended), None)
         if rec is not None and rec["nodes_recovered"] is not None:
@@ -159,3 +160,28 @@ def capacity_chart(probes: dict[str, list], pool_names: dict) -> str:
         axes[0].legend(fontsize=6.5, frameon=False)
         fig.tight_layout()
         return _svg(fig, "capacity")
+
+
+def gap_chart(bars: list[dict]) -> str:
+    """The nodes between the oracle and the recommended level, by cause, as horizontal bars (top to bottom in
+    the order given), each with its value as printed; a negative bar (the service rule may be) points left."""
+    with matplotlib.rc_context(SVG_RC):
+        fig = Figure(figsize=(7.0, 0.5 + 0.36 * max(1, len(bars))))
+        ax = fig.subplots()
+        y = list(range(len(bars)))[::-1]
+        values = [0.0 if b["nodes"] is None else float(b["nodes"]) for b in bars]
+        colours = [GREY if b["nodes"] is None else PALETTE[k % len(PALETTE)] for k, b in enumerate(bars)]
+        ax.barh(y, values, height=0.6, color=colours)
+        ax.set_yticks(y, [b["label"] for b in bars])
+        span = max([abs(v) for v in values] + [1.0])
+        for yy, v, b in zip(y, values, bars, strict=True):
+            ax.annotate(b["text"], (v, yy), textcoords="offset points", xytext=(4 if v >= 0 else -4, 0),
+                        ha="left" if v >= 0 else "right", va="center", fontsize=7, color="#444444")
+        lo = min([0.0, *values])
+        ax.set_xlim(lo - (0.15 * span if lo < 0 else 0.0), max([0.0, *values]) + 0.15 * span)
+        ax.axvline(0.0, color="#1d1d1d", linewidth=0.6)
+        ax.set_xlabel("nodes")
+        _style(ax)
+        ax.grid(False, axis="y")
+        fig.tight_layout()
+        return _svg(fig, "gap")

@@ -23,6 +23,7 @@ def missing(x) -> bool:
 TEXT_CHARS = 120
 WORD_CHARS = 24
 ZWSP = "\u200b"
+COMPACT_SUFFIXES = ("", "k", "M", "B", "T")
 
 
 def breakable(text: str, limit: int = TEXT_CHARS) -> str:
@@ -100,6 +101,32 @@ class Formatter:
     def quantity(self, x, unit: str) -> str:
         return UNKNOWN if missing(x) else f"{self.number(x)}{NBSP}{unit}"
 
+    def compact(self, x) -> str:
+        """A large amount as people read it: ``950``, ``12.3k``, ``123k``, ``1.2M``, ``11.4M``, ``2.5B`` (one
+        decimal under 100 of its suffix, none from 100); under 1,000 as :meth:`number`."""
+        if missing(x):
+            return UNKNOWN
+        x = float(x)
+        if math.isinf(x):
+            return "∞" if x > 0 else "-∞"
+        v, k = abs(x), 0
+        while v >= 999.5 and k < len(COMPACT_SUFFIXES) - 1:
+            v, k = v / 1000.0, k + 1
+        if k == 0:
+            return self.number(x)
+        sign = "-" if x < 0 else ""
+        return sign + self._sep(f"{v:.1f}" if v < 99.95 else f"{v:.0f}") + COMPACT_SUFFIXES[k]
+
+    def nodes(self, x) -> str:
+        """A count of nodes that may be fractional: whole from 1 (``18``, ``-13``), one decimal below
+        (``0.3``, ``-0.4``), ``0`` for none."""
+        if missing(x):
+            return UNKNOWN
+        x = float(x)
+        if x == 0:
+            return "0"
+        return self.int(x) if abs(x) >= 1 else self._sep(f"{x:.1f}")
+
     def cell(self, value, kind: str) -> str:
         """One table cell by its column's kind."""
         if kind == "text":
@@ -109,4 +136,4 @@ class Formatter:
         if missing(value):
             return UNKNOWN
         return {"int": self.int, "num": self.number, "pct": self.pct, "usd": self.money, "dur": self.duration,
-                "gib": self.gib}[kind](value)
+                "gib": self.gib, "qty": self.compact, "nodes": self.nodes}[kind](value)

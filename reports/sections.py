@@ -57,6 +57,9 @@ def executive(run, cfg, fmt: Formatter) -> dict:
                          "usd": fmt.money(r["usd"])} for r in tops]}
     out["recoverable"] = recoverable_headline(w, fmt)
     out["decision"] = decision(out["recoverable"], out, tops)
+    out["gap"] = gap_sentence(w, fmt)
+    if out["gap"]:
+        out["decision"].insert(1, out["gap"])
     rows = [["idle share of allocated compute (use known)", s.get("waste_share"), "summary.json: waste_share"],
             [f"idle cost per month, {book}", s.get("cost_usd_idle_per_month"), "summary.json: cost_usd_idle_per_month"],
             [f"idle cost per year, {book}", s.get("cost_usd_idle_per_year"), "summary.json: cost_usd_idle_per_year"]]
@@ -70,6 +73,16 @@ def executive(run, cfg, fmt: Formatter) -> dict:
                 "kills_per_1000_jobs", "gpu_hours_lost"):
         if key in rec:
             rows.append([f"recommended level: {key}", rec.get(key), f"whatif/summary.json: recommended.{key}"])
+    g = (w or {}).get("gap")
+    if g:
+        kept = ((w.get("capacity") or {}).get("oracle") or {}).get("nodes_kept")
+        if kept is not None:
+            rows.append(["oracle: nodes kept", kept, "whatif/summary.json: capacity.oracle.nodes_kept"])
+        for key in ("nodes_total", "oracle_nodes_recovered", "nodes_recovered", "nodes_gap"):
+            rows.append([f"oracle gap: {key}", g.get(key), f"whatif/summary.json: gap.{key}"])
+        for k, c in enumerate(g.get("by_cause") or []):
+            rows.append([f"oracle gap: nodes to {c.get('cause')}", c.get("nodes"),
+                         f"whatif/summary.json: gap.by_cause[{k}].nodes"])
     for r in tops:
         rows.append([f"finding: {r['title']} (USD)", r["usd"], "findings.csv: usd"])
     out["table"] = table("executive_summary", "The figures of page 1 and where they come from",
@@ -86,7 +99,10 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
     tol = fmt.pct((w.get("options") or {}).get("tolerance"))
     if rec is None:
         return {"state": "none", "tolerance": tol}
-    base = {"level": level_label(rec.get("level")), "mode": rec.get("mode"), "tolerance": tol,
+    budget = (w.get("options") or {}).get("kill_budget")
+    level = (f"{fmt.pct(budget)} kill-budget" if rec.get("level") is None and rec.get("predictor") == "budget"
+             else level_label(rec.get("level")))
+    base = {"level": level, "mode": rec.get("mode"), "tolerance": tol,
             "kills": fmt.number(rec.get("kills_per_1000_jobs")), "gpu_lost": fmt.number(rec.get("gpu_hours_lost")),
             "total": fmt.int(w["cluster"]["nodes"])}
     if rec.get("nodes_recovered") is None:
@@ -141,6 +157,36 @@ def decision(r: dict, ex: dict, tops: list) -> list[str]:
                 "node count is claimed.", "Rerun the what-if with the capacity search to size the pilot."]
     return ["Recoverable capacity was not measured: the what-if did not run (it needs a cluster shape).",
             f"The decision rests on the findings, starting with {first}."]
+
+
+def _gap_subject(w: dict, g: dict) -> str:
+    """The recommended scenario as page 1 names it: ``right-sizing at the p99 level (advise mode)``."""
+    name = g.get("scenario")
+    s = (w.get("scenarios") or {}).get(name) or {}
+    if s.get("kind") == "rightsized" and s.get("mode"):
+        how = f"at the {level_label(s['level'])} level" if s.get("level") is not None else f"by {s.get('predictor')}"
+        return f"right-sizing {how} ({s['mode']} mode), as recommended,"
+    return f"the recommended {scenario_label(str(name), s or None)}"
+
+
+def gap_sentence(w: dict | None, fmt: Formatter) -> str | None:
+    """Page 1's sentence on where the oracle's capacity went (``gap`` of ``whatif/summary.json``); None
+    without it.  Nodes whole from 1, one decimal below (:meth:`.formats.Formatter.nodes`)."""
+    g = (w or {}).get("gap")
+    if not g:
+        return None
+    causes = {c.get("cause"): c.get("nodes") for c in g.get("by_cause") or []}
+    kept = ((w.get("capacity") or {}).get("oracle") or {}).get("nodes_kept")
+    total, oracle = fmt.int(g.get("nodes_total")), fmt.nodes(g.get("oracle_nodes_recovered"))
+    where = (f"on {fmt.int(kept)} of {total} nodes ({oracle} recovered)" if kept is not None
+             else f"with {oracle} of {total} nodes recovered")
+    held = fmt.nodes(causes.get("no_history"))
+    return (f"The oracle (every job given just what it used) keeps today's service {where}; {_gap_subject(w, g)} "
+            f"recovers {fmt.nodes(g.get('nodes_recovered'))}: of the {fmt.nodes(g.get('nodes_gap'))} between, "
+            f"{held} {'is' if held == '1' else 'are'} held by jobs with no history to right-size from, "
+            f"{fmt.nodes(causes.get('prediction_spread'))} by the spread of predictions, "
+            f"{fmt.nodes(causes.get('kills_reruns'))} lost to kills and re-runs, and "
+            f"{fmt.nodes(causes.get('service_rule'))} to the service rule (queueing and packing).")
 
 
 # --- findings -------------------------------------------------------------------------------------
@@ -261,7 +307,64 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
     tables = [trade, service, dollars, policies] + ([budgets] if budget else [])
     return {"tables": tables, "fidelity": fidelity, "tolerance": fmt.pct((w.get("options") or {}).get("tolerance")),
             "recommended": scenario_label(w["recommended"]["scenario"], scen.get(w["recommended"]["scenario"]))
-            if w.get("recommended") else None}
+            if w.get("recommended") else None, "gap": oracle_gap(w, fmt)}
+
+
+GAP_RESOURCES = {"memory": "memory", "cores": "cores", "gpus": "GPUs", "time": "time (as planned)"}
+GAP_CAUSES = {"no_history": "no history to right-size from", "prediction_spread": "spread of predictions",
+              "kills_reruns": "kills and re-runs", "service_rule": "service rule (queueing and packing)"}
+
+
+def gap_bars(g: dict, fmt: Formatter) -> list[dict]:
+    """The causes of the gap as the chart draws them: label, nodes and the nodes as printed."""
+    return [{"label": GAP_CAUSES.get(c.get("cause"), str(c.get("cause"))), "nodes": c.get("nodes"),
+             "text": fmt.nodes(c.get("nodes"))} for c in g.get("by_cause") or []]
+
+
+def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
+    """Where the oracle's capacity went (``gap`` of ``whatif/summary.json``): by resource and by cause in nodes;
+    None without it."""
+    g = w.get("gap")
+    if not g:
+        return None
+    scen = w.get("scenarios") or {}
+    name = g.get("scenario")
+    label = scenario_label(str(name), scen.get(name))
+    by_res = table("oracle_gap", f"Where the oracle's capacity went, by resource: the recommended level ({label}) "
+                                 "against the oracle",
+                   [("resource", "text"), ("unit", "text"), ("asked", "qty"), ("oracle holds", "qty"),
+                    ("scenario holds", "qty"), ("gap to the oracle", "qty"), ("of which no history", "qty"),
+                    ("of which prediction spread", "qty"), ("oracle cut of asked", "pct"),
+                    ("scenario cut of asked", "pct"), ("share of the oracle's cut reached", "pct")],
+                   [[GAP_RESOURCES.get(r.get("resource"), r.get("resource")), r.get("unit"), r.get("asked"),
+                     r.get("oracle"), r.get("held"), r.get("gap"), r.get("no_history"), r.get("prediction_spread"),
+                     r.get("oracle_cut_share"), r.get("scenario_cut_share"), r.get("share_of_oracle_cut_reached")]
+                    for r in g.get("by_resource") or []],
+                   note="Resource-hours held over each job's logged run (time: the core-hours the scheduler plans "
+                        "with, time estimate × cores). No history: jobs without a prediction for the resource or "
+                        "with fewer than two ended jobs of their habit; prediction spread: the jobs with one.",
+                   cls="wrap-head")
+    by_cause = table("oracle_gap_causes",
+                     f"By cause: the {fmt.nodes(g.get('nodes_gap'))} nodes between the oracle and the recommended "
+                     f"level ({label})",
+                     [("cause", "text"), ("nodes", "num"), ("share of the gap", "pct")],
+                     [[GAP_CAUSES.get(c.get("cause"), c.get("cause")), c.get("nodes"), c.get("share")]
+                      for c in g.get("by_cause") or []],
+                     note="The service rule is what is left of the gap once the other causes are counted: capacity "
+                          "the scenario freed that its queue, packing and kills' delays still need (negative when "
+                          "the held capacity explains more than the gap).")
+    binding = g.get("binding_resource")
+    intro = (f"The oracle recovers {fmt.nodes(g.get('oracle_nodes_recovered'))} of {fmt.int(g.get('nodes_total'))} "
+             f"nodes; the recommended level ({label}) recovers {fmt.nodes(g.get('nodes_recovered'))}. The first table "
+             "shows, resource by resource, what each holds, and how much of the difference is held by jobs with no "
+             "history to be right-sized from and how much by the spread of the predictions; the chart and the second "
+             "table count the difference in nodes. Nodes are counted in the binding resource, "
+             f"{GAP_RESOURCES.get(binding, binding)}: the oracle's cut of it is "
+             f"{fmt.number(g.get('oracle_nodes_worth'))} nodes' worth over {fmt.number(g.get('span_hours'))} hours, "
+             f"which the capacity search turned into {fmt.nodes(g.get('oracle_nodes_recovered'))} nodes "
+             f"({fmt.number(g.get('nodes_per_node_worth'))} nodes per node's worth); the gaps of that resource and "
+             "the resource-hours of the kills are converted at that rate.")
+    return {"intro": intro, "tables": [by_res, by_cause], "bars": gap_bars(g, fmt)}
 
 
 # --- recommendations ------------------------------------------------------------------------------

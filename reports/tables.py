@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .formats import Formatter
 
-NUMERIC = ("int", "num", "pct", "usd", "dur", "gib")
+NUMERIC = ("int", "num", "pct", "usd", "dur", "gib", "qty", "nodes")
 
 
 def plain(v):
@@ -20,16 +20,18 @@ def plain(v):
     return v
 
 
-def table(name: str, caption: str, columns: list[tuple[str, str]], rows: list[list], note: str = "") -> dict:
-    """``columns``: ``(label, kind)``; ``rows``: raw values (kinds in ``formats.Formatter.cell``)."""
+def table(name: str, caption: str, columns: list[tuple[str, str]], rows: list[list], note: str = "",
+          cls: str = "") -> dict:
+    """``columns``: ``(label, kind)``; ``rows``: raw values (kinds in ``formats.Formatter.cell``); ``cls``: a
+    class of the stylesheet for the table (``wrap-head``: headers that may wrap)."""
     return {"name": name, "caption": caption, "columns": columns, "rows": [[plain(v) for v in r] for r in rows],
-            "note": note}
+            "note": note, "cls": cls}
 
 
 def shown(t: dict, fmt: Formatter) -> dict:
     """The table as the template reads it: labels, right-aligned numeric columns, formatted cells."""
     kinds = [k for _, k in t["columns"]]
-    return {"name": t["name"], "caption": t["caption"], "note": t.get("note", ""),
+    return {"name": t["name"], "caption": t["caption"], "note": t.get("note", ""), "cls": t.get("cls", ""),
             "columns": [c for c, _ in t["columns"]], "numeric": [k in NUMERIC for k in kinds],
             "rows": [[fmt.cell(v, k) for v, k in zip(r, kinds, strict=True)] for r in t["rows"]]}
 

@@ -78,8 +78,9 @@ def known_strings(run: Path) -> set[str]:
     f = Formatter()
     out = set()
     for x in nums:
-        for fn in (f.int, f.number, f.pct, f.money, f.duration, f.gib):
-            out.add(fn(x).replace("\u00a0", " "))
+        for fn in (f.int, f.number, f.pct, f.money, f.duration, f.gib, f.nodes):
+            text = fn(x).replace("\u00a0", " ")
+            out.update((text, text.lstrip("-")))  # NUMBER reads no sign
     return out
 
 
@@ -101,7 +102,7 @@ def numbers_not_found(run: Path) -> list[str]:
     for page in [pages[0], *findings]:
         body = "\n".join(line for line in page.splitlines() if not re.search(r"Page \d+ of \d+", line))
         body = re.sub(r"\d{4}-\d\d-\d\d", "", body)  # the period's dates
-        body = re.sub(r"tables/\S+|p\d\d\b|1,000 jobs|\b8,766\b", "", body)  # names, levels, defined constants
+        body = re.sub(r"tables/\S+|[pP]\d\d\b|\d+th\b|1,000 jobs|\b8,766\b", "", body)  # labels, ordinals, constants
         for token in NUMBER.findall(body):
             token = token.rstrip(".,")
             if token not in known:
