@@ -1,0 +1,143 @@
+"""Right-sizing that earns its capacity: the recommended scenario against the best site rule, per resource.
+
+On two generated months, the generated 40,000-job fortnight (seed 11, no telemetry) and the 122,000-job month
+of ``bench_whatif`` (seed 1), ``reclaim whatif STORE --out DIR`` runs as a user runs it (whole process,
+outputs written).  Then, on the same jobs and through the same scenario rules (memory in whole GiB per node,
+whole cores; a job without a bound keeps its request):
+
+- the recommended scenario's memory and cores: the share of jobs covered (need ≤ what the scenario gave) and the
+  cut of GiB-hours and core-hours held (1 − Σ given × run / Σ asked × run);
+- every site rule on the job's habit (the largest past need plus 5 %, 20 % or 50 % once two or three ended;
+  KRR's 14-day max, VPA's 8-day p90, Autopilot's decayed p98, plus their margins), each as a scenario of its
+  own: the best cut among the rules covering at least as many jobs.  Target: the scenario cuts at least 1.5×
+  as much, per resource;
+- coverage per stratum against each level (target: within ±0.02), out of sample (``coverage_by_stratum``);
+- the nodes recovered against the oracle's (target: a quarter), and where the rest went (``gap``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .common import DATA
+
+#: (statistic, margin, ended jobs needed) of the rules weighed against the scenario
+RULES = {f"max+{round((m - 1) * 100)}%/{n}": ("max", m, n) for m in (1.05, 1.2, 1.5) for n in (2, 3)}
+RULES.update({"krr": ("krr", 1.15, 2), "vpa": ("vpa", 1.15, 2), "autopilot": ("autopilot", 1.1, 2)})
+
+
+def fortnight_store() -> Path:
+    from audit.ingest import ingest
+    from audit.synthetic import generate
+
+    root = DATA / "rightsize_fortnight"
+    store = root / "store"
+    if not (store / "jobs.parquet").exists():
+        generate(root / "trace", jobs=40_000, days=14.0, seed=11, write_telemetry=False)
+        ingest([root / "trace"], store)
+    return store
+
+
+def rule_bounds(table, stat: str, margin: float, n_min: int) -> dict:
+    from predictors.features import eligible, habit_history, request
+
+    out = {}
+    for target in ("memory", "cpus"):
+        h = habit_history(table, target)
+        v = np.where(h["habit_count"].to_numpy() >= n_min, h[f"habit_{stat}"].to_numpy() * margin, np.nan)
+        req = request(table, target)
+        out[target] = np.where(eligible(table, target), np.where(np.isfinite(req), np.fmin(v, req), v), np.nan)
+    return out
+
+
+def held(month, r) -> dict:
+    """Coverage and cut of memory and cores under requests ``r``."""
+    from audit.whatif.scenarios import actual_requests
+
+    a = actual_requests(month)
+    run = np.maximum(month.run, 0.0)
+    out = {}
+    for res, given, asked, need in (("memory", r.mem, a.mem, month.mem_peak),
+                                    ("cores", r.cpus / month.cpu_unit, a.cpus / month.cpu_unit, month.cpu_need)):
+        known = np.isfinite(need)
+        out[res] = {"coverage": float((need[known] <= given[known] * (1 + 1e-9)).mean()),
+                    "cut": 1.0 - float((given * run).sum() / (asked * run).sum())}
+    return out
+
+
+def measure(store: Path, label: str) -> None:
+    import pandas as pd
+
+    from audit.ingest import read_table
+    from audit.whatif import Options
+    from audit.whatif.month import build_month, history_masks
+    from audit.whatif.scenarios import Scenario, requests_for
+    from audit.whatif.to_simulator import to_cluster
+    from audit.whatif.whatif import predictions_for
+
+    with tempfile.TemporaryDirectory() as out:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "audit.cli", "whatif", str(store), "--out", out, "--quiet"],
+                       check=True, stdout=subprocess.DEVNULL)
+        took = time.perf_counter() - t
+        summary = json.loads((Path(out) / "whatif" / "summary.json").read_text())
+        frame = pd.read_parquet(Path(out) / "predictions.parquet")
+    table, shape = read_table([store])
+    cluster = to_cluster(shape)
+    opts = Options()
+    preds = predictions_for(table, opts, procs=None, frame=frame, cluster=cluster)
+    for name, args in RULES.items():
+        preds[name] = rule_bounds(table, *args)
+    month, _ = build_month(table, cluster, preds, history=history_masks(frame))
+    rec = summary.get("recommended") or {}
+    name = rec.get("scenario")
+    print(f"{label}: {len(table):,} jobs, reclaim whatif {took:.0f} s; recommended {name}: "
+          f"{rec.get('nodes_recovered')} of {summary['cluster']['nodes']} nodes, {rec.get('kills')} kills "
+          f"({1000 * (rec.get('kills') or 0) / max(1, summary['jobs']):.1f} per 1,000 jobs)")
+    if name is None:
+        return
+    scen = next(Scenario("rightsized", level=s["level"], mode=s["mode"], predictor=s["predictor"])
+                for k, s in summary["scenarios"].items() if k == name)
+    mine = held(month, requests_for(month, scen))
+    rules = {r: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=r))) for r in RULES}
+    for res in ("memory", "cores"):
+        m = mine[res]
+        ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
+        best = max(ok, key=lambda r: ok[r]["cut"]) if ok else None
+        b = ok[best]["cut"] if best else float("nan")
+        ratio = m["cut"] / b if best and b > 0 else float("inf")
+        print(f"  {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} % held; best rule at the same "
+              f"or higher coverage: {best} ({ok[best]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
+              f"(target >= 1.5x)" if best else f"  {res}: scenario covers {m['coverage']:.4f}, cuts "
+              f"{100 * m['cut']:.1f} %; no rule covers as many jobs")
+        line = ", ".join(f"{r} {v[res]['coverage']:.3f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
+        print(f"    rules (coverage/cut): {line}")
+    worst = []
+    for target, per in (summary.get("coverage_by_stratum") or {}).items():
+        for lv, row in per.items():
+            for s, v in row.items():
+                if s != "all" and v["jobs"] >= 1000 and v["coverage"] is not None:
+                    worst.append((abs(v["coverage"] - float(lv)), target, lv, s, v["jobs"], v["coverage"]))
+    worst.sort(reverse=True)
+    inside = sum(w[0] <= 0.02 for w in worst)
+    print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst)} within +-0.02 of their level; "
+          f"worst: " + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs)" for _, t, lv, s, n, c in worst[:4]))
+    gap = summary.get("gap")
+    if gap:
+        causes = ", ".join(f"{c['cause']} {c['nodes']:.1f}" for c in gap["by_cause"])
+        print(f"  oracle {gap['oracle_nodes_recovered']} nodes, scenario {gap['nodes_recovered']} "
+              f"(target >= {gap['oracle_nodes_recovered'] / 4:.1f}); the {gap['nodes_gap']} between: {causes}")
+
+
+def main() -> None:
+    from .bench_whatif import month_store
+
+    measure(fortnight_store(), "fortnight (40,000 jobs, 14 days, seed 11)")
+    measure(month_store(), "month (122,000 jobs, 30 days, seed 1)")
