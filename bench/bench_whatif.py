@@ -47,12 +47,12 @@ def replay_stage(table, shape, frame, workers: int) -> float:
     opts = Options()
     cluster = to_cluster(shape)
     with Runner(workers=workers, progress=False) as runner:
-        preds = predictions_for(table, opts, procs=None, frame=frame)
+        preds = predictions_for(table, opts, procs=None, frame=frame, cluster=cluster)
         month, _ = build_month(table, cluster, preds)
         setting = Setting(month=month, cluster=cluster)
         replay = _Replayer(runner, setting)
         t = time.perf_counter()
-        full_round(scenarios_for(opts), pools_of(setting), replay, setting, opts)
+        full_round(scenarios_for(opts, month), pools_of(setting), replay, setting, opts)
         return time.perf_counter() - t
 
 

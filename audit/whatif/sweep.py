@@ -11,6 +11,7 @@ The figures are plain dicts; :mod:`.outputs` writes them.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
 from dataclasses import dataclass, field, replace
@@ -68,17 +69,25 @@ class Sweep:
     replays: int = 0
 
 
-def scenarios_for(options: Options) -> list:
+def scenarios_for(options: Options, month=None) -> list:
     """``actual``, ``oracle`` and the right-sized scenarios the options ask for: with the calibrated
-    predictions, one per level and mode, and with a kill budget one per mode (``rightsized@budget/MODE``)."""
+    predictions, one per level and mode, and with a kill budget one more (``rightsized@budget/MODE``, in
+    :func:`budget_mode`; given the ``month``, only when it holds the budget's predictions)."""
     out = [Scenario("actual"), Scenario("oracle")]
     if options.predictor == "lightgbm":
         out += [Scenario("rightsized", level=float(q), mode=m) for q in options.risk for m in options.modes]
-        if options.kill_budget is not None:
-            out += [Scenario("rightsized", mode=m, predictor="budget") for m in options.modes]
+        mode = budget_mode(options.modes)
+        if options.kill_budget is not None and (month is None or f"budget/{mode}" in month.predictions):
+            out.append(Scenario("rightsized", mode=mode, predictor="budget"))
     else:
         out += [Scenario("rightsized", mode=m, predictor=options.predictor) for m in options.modes]
     return out
+
+
+def budget_mode(modes) -> str:
+    """The mode the kill budget is replayed in: ``advise`` when swept (the time limit stays the user's, so only
+    memory spends the budget, where each kill buys most), else the one mode swept."""
+    return "advise" if "advise" in modes else modes[0]
 
 
 def pools_of(setting: Setting) -> list:
@@ -368,13 +377,60 @@ def shared_pool(setting: Setting, options: Options) -> dict:
     return summarise(res["result"], open_cluster)
 
 
+def distinct(scns: list, setting: Setting) -> tuple[list, dict]:
+    """``(scenarios to replay, {twin name: the replayed scenario's name})``: a right-sized scenario whose requests
+    are those of one before it, array for array (at a high level a predicted time reaching the limit asked is that
+    limit in both modes, so ``enforce`` and ``advise`` can give one schedule), is not replayed again."""
+    from .scenarios import requests_for
+
+    seen, keep, twins = {}, [], {}
+    for sc in scns:
+        if sc.kind != "rightsized":
+            keep.append(sc)
+            continue
+        r = requests_for(setting.month, sc)
+        key = hashlib.sha256(b"".join(np.ascontiguousarray(getattr(r, f)).tobytes() for f in REQUEST_FIELDS))
+        key = key.hexdigest()
+        if key in seen:
+            twins[sc.name] = seen[key]
+        else:
+            seen[key] = sc.name
+            keep.append(sc)
+    return keep, twins
+
+
+REQUEST_FIELDS = ("cpus", "mem", "gpus", "limit", "estimate", "estimate_after", "stretch")
+
+
+def _expand(sw: Sweep, every: list, twins: dict, options: Options) -> None:
+    """Give every twin its replayed scenario's figures, and weigh the recommendation over all of them again
+    (ties between twins go to the higher level and ``advise``, as if each had been replayed)."""
+    for twin, name in twins.items():
+        for d in (sw.full, sw.pools_full, sw.jobs, sw.probes):
+            if name in d:
+                d[twin] = d[name]
+        if name in sw.capacity:
+            sw.capacity[twin] = {**sw.capacity[name], "scenario": twin}
+    sw.scenarios = every
+    shaken_of = sw.shaken.get("scenario") if sw.shaken else None
+    sw.tradeoff, sw.recommended = tradeoff_rows(every, sw.full, sw.capacity, options.tolerance)
+    if shaken_of is not None and sw.recommended is not None and twins.get(sw.recommended, sw.recommended) == shaken_of:
+        sw.shaken = {**sw.shaken, "scenario": sw.recommended}
+    order = {sc.name: k for k, sc in enumerate(every)}
+    for d in (sw.full, sw.pools_full, sw.jobs, sw.probes, sw.capacity):
+        items = sorted(d.items(), key=lambda kv: order.get(kv[0], len(order)))
+        d.clear()
+        d.update(items)
+
+
 def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bool = False, log=None,
           early: Early | None = None) -> Sweep:
     """Run the whole sweep; ``prices`` maps a price book name to ``{group: USD per node-hour}``;
     ``mixed``: the month holds Kubernetes and Slurm jobs (the shared-pool what-if is added);
     ``log(stage, seconds)`` hears of each stage as it ends; ``early``: its replays that read no prediction,
     already handed out (:func:`begin`, on the same month and cluster)."""
-    scns = scenarios_for(options)
+    every = scenarios_for(options, setting.month)
+    scns, twins = distinct(every, setting)
     pools = pools_of(setting)
     replay = _Replayer(runner, setting)
     early = early if early is not None else begin(setting, runner, options, replay)
@@ -407,6 +463,9 @@ def sweep(setting: Setting, runner, options: Options, prices: dict, *, mixed: bo
         if started is not None:
             started.cancel()
         sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
+    if twins:
+        _expand(sw, every, twins, options)
+        scns = every
     if options.headroom:
         picks = [s for s in scns if s.kind == "oracle" or s.name == sw.recommended]
         sw.headroom = stage("headroom", headroom, picks, pools, per_pool, replay, setting, options)

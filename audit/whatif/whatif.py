@@ -26,14 +26,16 @@ from .outputs import summary_of, write_outputs
 from .replays import Setting
 from .runner import Runner
 from .scenarios import PREDICTORS, RULES, actual_requests, to_jobs
-from .sweep import Options, begin, sweep
+from .sweep import Options, begin, budget_mode, sweep
 from .to_simulator import to_cluster
 
 TARGETS = ("memory", "cpus", "gpus", "walltime")
 #: history before a month's first right-sized job; spans from two weeks (less a day: a fortnight's log runs
-#: from its first job to its last) are refitted weekly and calibrated daily
+#: from its first job to its last) are calibrated daily
 WARMUP_DAYS = 2.0
 WEEKLY_DAYS = 13.0
+#: days between refits of the models on those spans (a 30-day month: fits at days 2, 12 and 22)
+REFIT_DAYS = 10
 
 
 @dataclass
@@ -134,7 +136,8 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
         frame = prediction_frame(table, options, procs=procs, random_state=random_state, runner=runner)
     preds = by_level(frame, options.risk)
     if options.kill_budget is not None and cluster is not None:
-        budget, alloc = budget_predictions(table, frame, options.risk, options.kill_budget, cluster, options.modes)
+        budget, alloc = budget_predictions(table, frame, options.risk, options.kill_budget, cluster,
+                                           (budget_mode(options.modes),))
         preds.update(budget)
         if allocations is not None:
             allocations.update(alloc)
@@ -143,7 +146,7 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
 
 def rolling_options(table: pd.DataFrame) -> dict:
     """The rolling origin for the month's span: two days of history, then a daily origin, the models refitted
-    weekly and calibrated daily, stratum by stratum, on what ended before (the first day is calibrated on a
+    every ``REFIT_DAYS`` and calibrated daily, stratum by stratum, on what ended before (the first day is calibrated on a
     split of those two days: thousands of jobs on a month worth auditing); a span under ``WEEKLY_DAYS`` (a
     one-week pilot) is predicted after two days or its first 30 %, whichever is shorter, refitted daily, and
     calibrated on 100 jobs or more.  Every job submitted before the first origin keeps its request: it has
@@ -151,7 +154,7 @@ def rolling_options(table: pd.DataFrame) -> dict:
     t = table["submit_time"].dropna()
     span = (t.max() - t.min()).total_seconds() / 86400.0 if len(t) else 0.0
     if span >= WEEKLY_DAYS:
-        return {"warmup_days": WARMUP_DAYS, "test_days": 1.0, "retrain_every": 7}
+        return {"warmup_days": WARMUP_DAYS, "test_days": 1.0, "retrain_every": REFIT_DAYS}
     return {"warmup_days": min(WARMUP_DAYS, 0.3 * span), "test_days": 1.0, "min_cal": 100}
 
 

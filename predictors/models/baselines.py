@@ -87,6 +87,8 @@ class HabitRule(_Rule):
     request.  ``stat``: ``max`` (the last 20), ``krr`` (largest of the last 14 days), ``vpa`` (90th percentile of
     the last 8 days) or ``autopilot`` (98th percentile of a histogram decaying with a 48 h half-life)."""
 
+    reads_habits = True  # it reads the habit columns of ``predictors.features.habit_history``
+
     def __init__(self, levels=(0.9,), *, stat: str = "max", margin: float = 1.2, min_history: int = 2):
         self.levels = levels
         self.stat = stat

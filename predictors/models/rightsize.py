@@ -51,6 +51,7 @@ def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, mod
                              random_state=random_state, only=candidates)
         res = RollingForecaster(est, levels, warmup_days=warmup_days, split_calibration=split_calibration,
                                 min_last_share=min_last_share, calibrated=candidates, select=candidates,
+                                uncapped=False,
                                 **rolling).run(base, target)
         got = res.jobs
         stem = TARGETS[target].column

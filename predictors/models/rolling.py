@@ -92,6 +92,18 @@ def _meta(E: pd.DataFrame, X: pd.DataFrame, target: str, gpu_memory_bytes) -> pd
 ACI_FULL = 2000
 
 
+class _Columns:
+    """The features a model reads: the submission features, and with them the habit history for the models
+    that read it (``reads_habits``: the site rules; the quantile models read the submission features alone)."""
+
+    def __init__(self, plain: pd.DataFrame, with_habits: pd.DataFrame):
+        self.plain, self.with_habits = plain, with_habits
+
+    def rows(self, est, rows: np.ndarray) -> pd.DataFrame:
+        frame = self.with_habits if getattr(est, "reads_habits", False) else self.plain
+        return frame[rows] if rows.dtype == bool else frame.iloc[rows]
+
+
 def _members(group: str, stratum: np.ndarray) -> np.ndarray:
     """The jobs of ``group``: a stratum, or a history class (``short``, ``long``) naming every stratum in it."""
     if group in ("short", "long"):
@@ -107,7 +119,7 @@ class RollingForecaster:
                  cal_days: float = 28.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
                  split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0,
-                 strata: bool = True, min_stratum: int = 50, select=None):
+                 strata: bool = True, min_stratum: int = 50, select=None, uncapped: bool = True):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -129,6 +141,7 @@ class RollingForecaster:
         self.strata = strata
         self.min_stratum = min_stratum
         self.select = select
+        self.uncapped = uncapped
 
     def _split(self, X, y, end, submit, origin, names) -> tuple[np.ndarray, dict]:
         """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
@@ -140,8 +153,9 @@ class RollingForecaster:
         cm = (submit >= cut) & (end < origin)
         if tr.sum() < self.min_train or cm.sum() < self.min_cal:
             return np.zeros(len(y), dtype=bool), {}
-        Xc = X.iloc[np.flatnonzero(cm)]
-        return cm, {m: calibration_input(self.models[m].clone().fit(X[tr], y[tr]), Xc) for m in names}
+        at = np.flatnonzero(cm)
+        return cm, {m: calibration_input(self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]),
+                                         X.rows(self.models[m], at)) for m in names}
 
     def _groups(self, stratum: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray):
         """Per stratum among ``test``: ``(stratum, calibration rows, seen mask)``: positions within the
@@ -185,8 +199,8 @@ class RollingForecaster:
         E = jobs.iloc[rows].reset_index(drop=True)
         X = submission_features(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
         H = habit_history(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
-        X = pd.concat([X, H], axis=1)
-        meta = _meta(E, X, target, self.gpu_memory_bytes)
+        X = _Columns(X, pd.concat([X, H], axis=1))
+        meta = _meta(E, X.plain, target, self.gpu_memory_bytes)
         meta["stratum"] = strata(H)
         meta.insert(0, "row", rows)
         submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
@@ -213,15 +227,14 @@ class RollingForecaster:
                 tr = train_mask(end, submit, o, self.train_days)
                 if tr.sum() >= self.min_train:
                     t0 = time.perf_counter()
-                    Xt, yt = X[tr], y[tr]
-                    fitted = {m: est.clone().fit(Xt, yt) for m, est in self.models.items()}
+                    fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
                     info.update(train_jobs=int(tr.sum()), fit_s=time.perf_counter() - t0, refit=True)
             if fitted is None or not len(test):
                 rows.append(info)
                 continue
-            Xs = X.iloc[test]
             for m, est in fitted.items():
+                Xs = X.rows(est, test)
                 if m in curves:  # one pass of the boosters for both the levels and the curve
                     both = est.predict_at(Xs, at)
                     raw[m][test] = both[:, at_levels]
@@ -236,6 +249,8 @@ class RollingForecaster:
         out["cold_user"] = cold_user
         out["cold_family"] = cold_family
         scored = np.zeros(len(meta), dtype=bool)
+        # the uncapped calibration only where it is read: evaluate's quantile of need, or cap=False
+        tags = (("capped", True), ("nocap", False)) if self.uncapped or not self.cap else (("capped", True),)
         cal = {m: {tag: np.full((len(meta), len(levels)), np.nan) for tag in ("capped", "nocap")}
                for m in self.models if m in self.calibrated}
         predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
@@ -262,7 +277,7 @@ class RollingForecaster:
                 if select:
                     pick = self._pick(select, cal, np.flatnonzero(cm & (stratum == g)), w)
                 for m in cal:
-                    for tag, cap in (("capped", True), ("nocap", False)):
+                    for tag, cap in tags:
                         P = cal[m][tag]
                         seen = np.isfinite(P[:, 0]) & seen_g
                         # a stratum's observed coverage is trusted in proportion to its jobs seen, fully from
