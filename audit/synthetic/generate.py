@@ -20,7 +20,7 @@ from .sacct_records import build_sacct_lines, node_lists
 from .sacct_text import HEADER
 from .steps import build_steps
 from .telemetry import METRICS, TelemetryModel, expand_holds, run_telemetry
-from .truth import job_truth_frame, truth_totals
+from .truth import job_truth_frame, truth_totals, within_habit
 from .workload import sample_jobs
 
 
@@ -50,13 +50,15 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _remove_stale(out)
-    rng_work, rng_steps, rng_misc, rng_corrupt = (np.random.default_rng(s)
-                                                  for s in np.random.SeedSequence(seed).spawn(4))
+    # a fifth stream for the spread of use around habits: the first four are those of a four-stream spawn,
+    # so a profile with every [habit_spread] setting 0 gives back the month made without spread, byte for byte
+    rng_work, rng_steps, rng_misc, rng_corrupt, rng_spread = (np.random.default_rng(s)
+                                                              for s in np.random.SeedSequence(seed).spawn(5))
     t0 = _epoch(prof["window"]["start"])
     span = float(days) * 86400.0
     weekday0 = datetime.fromtimestamp(t0, UTC).weekday()
 
-    sampled = sample_jobs(rng_work, int(jobs), span, cluster, prof, weekday0)
+    sampled = sample_jobs(rng_work, int(jobs), span, cluster, prof, weekday0, rng_spread)
     j, pop = sampled["jobs"], sampled["pop"]
     cal = calibrate(j, cluster, span, prof)
     _derive(rng_misc, j, pop, cluster, prof, t0)
@@ -143,6 +145,12 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
                       "placement_rounds": int(prof["load"]["placement_rounds"])},
         "occupancy": _occupancy(j, start, cluster, t0, span),
         "checks": _checks(frame, hs),
+        "habit_spread": within_habit({
+            "user": j["user"], "job_name": j["job_name"], "partition": j["partition"], "cpus": j["alloc_cpus"],
+            "mem_bytes": st["alloc_mem_bytes"], "nodes": j["nodes"], "gpus": alloc_gpus, "limit_s": j["limit_s"],
+            "start": table["start"], "elapsed_s": el, "submit": j["submit"], "state": j["state"],
+            "mem_peak_bytes": mem_peak_bytes, "cpu_true_s": st["cpu_true_ms"] / 1000.0,
+            "single_thread": j["single_thread"]}, prof["habit_spread"], sampled["spread"]),
         "sacct_lines": {"data": len(lines), "jobs": int(j["n"]), "steps": int(len(lines) - j["n"]),
                         "corrupted": len(corrupted)},
     }

@@ -55,6 +55,12 @@ def _positive(p: dict, dotted: str, where: str) -> None:
         raise ValueError(f"{where}: {dotted} must be a positive number, got {value!r}")
 
 
+def _non_negative(p: dict, dotted: str, where: str) -> None:
+    value = _get(p, dotted)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < float("inf"):
+        raise ValueError(f"{where}: {dotted} must be a number of 0 or more, got {value!r}")
+
+
 def _weights(p: dict, values: str, weights: str, where: str) -> None:
     v, w = _get(p, values), _get(p, weights)
     if len(v) != len(w) or not v:
@@ -97,6 +103,10 @@ POSITIVE = (
     "memory.overrequest_median", "cpu_efficiency.beta_a", "cpu_efficiency.beta_b", "gpu_util.busy_level_a",
     "gpu_util.busy_level_b", "telemetry.interval_s", "states.cancel_wait_max_s", "load.queue_depth", "debug.max_limit_s",
 )
+NON_NEGATIVE = (
+    "habit_spread.memory_log_sd", "habit_spread.memory_margin_sd", "habit_spread.run_log_sd",
+    "habit_spread.cpu_efficiency_logit_sd",
+)
 STATE_NAMES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED")
 
 
@@ -112,6 +122,8 @@ def validate(p: dict, where: str = "profile") -> None:
         _share(p, key, where)
     for key in POSITIVE:
         _positive(p, key, where)
+    for key in NON_NEGATIVE:
+        _non_negative(p, key, where)
     total = sum(p["states"][s] for s in STATE_NAMES)
     if abs(total - 1.0) > 1e-6:
         raise ValueError(f"{where}: states shares must sum to 1, got {total:.6f}")

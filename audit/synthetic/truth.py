@@ -84,3 +84,90 @@ def truth_totals(df: pd.DataFrame, extra: dict, jobstats_short_s: int = 60) -> d
     }
     out.update(extra)
     return out
+
+
+#: the history rules whose coverage and cut truth.json plants: (name, margin over the largest past peak, ended jobs needed)
+HISTORY_RULES = (("max_past_peak_x1.2_after_2", 0.2, 2), ("max_past_peak_x1.5_after_3", 0.5, 3))
+MIN_GROUP = 10
+
+
+def _segmented_past_max(g: np.ndarray, submit: np.ndarray, end: np.ndarray, value: np.ndarray) -> tuple:
+    """Per job: how many jobs of its group ended strictly before it was submitted, and the largest ``value``
+    among them (0 when none); vectorised over groups by one sort on (group, end)."""
+    order = np.lexsort((end, g))
+    gs, es, vs = g[order], end[order], value[order]
+    t0 = min(int(submit.min(initial=0)), int(end.min(initial=0)))
+    span = max(int(submit.max(initial=0)), int(end.max(initial=0))) - t0 + 1
+    key_end = gs.astype(np.int64) * span + (es - t0)
+    pos = np.searchsorted(key_end, g.astype(np.int64) * span + (submit - t0), side="left")
+    first = np.searchsorted(gs, g, side="left")
+    count = pos - first
+    # running max within each group: ranks keep the key exact in int64
+    levels, rank = np.unique(vs, return_inverse=True)
+    base = gs.astype(np.int64) * (len(levels) + 1)
+    run = np.maximum.accumulate(base + rank.astype(np.int64)) - base
+    past = np.where(count > 0, levels[run[np.maximum(pos - 1, 0)]], 0.0)
+    return count, past
+
+
+def within_habit(t: dict, settings: dict, forced: dict) -> dict:
+    """The spread of use the generated month shows inside habits, measured on the generator's records.
+
+    Groups are (user, job name, partition, CPUs, memory, nodes, GPUs, time limit) over the jobs that ran,
+    kept when they hold at least ten jobs.  ``t`` has per job: ``user, job_name, partition, cpus, mem_bytes``
+    (the request, job total), ``nodes, gpus, limit_s, start`` (−1 never started), ``elapsed_s, submit,
+    state, mem_peak_bytes, cpu_true_s, single_thread``.
+    """
+    ran = np.asarray(t["start"]) >= 0
+    df = pd.DataFrame({k: np.asarray(t[k])[ran] for k in (
+        "user", "job_name", "partition", "cpus", "mem_bytes", "nodes", "gpus", "limit_s", "start", "elapsed_s",
+        "submit", "state", "mem_peak_bytes", "cpu_true_s", "single_thread")})
+    key = ["user", "job_name", "partition", "cpus", "mem_bytes", "nodes", "gpus", "limit_s"]
+    g = df.groupby(key, sort=True).ngroup().to_numpy() if len(df) else np.zeros(0, dtype=np.int64)
+    req = df["mem_bytes"].to_numpy(dtype=np.float64)
+    peak = df["mem_peak_bytes"].to_numpy(dtype=np.float64)
+    el = df["elapsed_s"].to_numpy(dtype=np.float64)
+
+    def median_sd(values: np.ndarray, on: np.ndarray) -> tuple[float | None, int]:
+        s = pd.Series(values[on]).groupby(g[on])
+        sd = s.std()[s.size() >= MIN_GROUP]
+        return (round(float(sd.median()), 6) if len(sd) else None), int(len(sd))
+
+    mem_on = (peak > 0) & (req > 0)
+    mem_sd, mem_groups = median_sd(np.log(np.where(mem_on, peak, 1.0) / np.where(mem_on, req, 1.0)), mem_on)
+    done = (df["state"].to_numpy() == "COMPLETED") & (el >= 60)
+    run_sd, run_groups = median_sd(np.log(np.maximum(el, 1.0)), done)
+    eff = df["cpu_true_s"].to_numpy(dtype=np.float64) / np.maximum(df["cpus"].to_numpy(dtype=np.float64) * el, 1e-9)
+    eff_ok = (el >= 60) & (eff > 0) & (eff < 1) & ~df["single_thread"].to_numpy(dtype=bool)
+    e = np.clip(eff, 1e-6, 1 - 1e-6)
+    cpu_sd, cpu_groups = median_sd(np.log(e / (1 - e)), eff_ok)
+
+    rules = {}
+    held_req = float((req * el).sum())
+    if len(df):
+        submit = df["submit"].to_numpy(dtype=np.int64)
+        end = df["start"].to_numpy(dtype=np.int64) + df["elapsed_s"].to_numpy(dtype=np.int64)
+        count, past = _segmented_past_max(g, submit, end, peak)
+        for name, margin, after in HISTORY_RULES:
+            held = np.where(count >= after, np.minimum((1.0 + margin) * past, req), req)
+            rules[name] = {"margin": margin, "ended_jobs_needed": after,
+                           "covered_share": round(float((held >= peak).mean()), 6),
+                           "mem_gib_hours_cut": round(1.0 - float((held * el).sum()) / held_req, 6) if held_req else None}
+        rules["oracle"] = {"mem_gib_hours_cut": round(1.0 - float((peak * el).sum()) / held_req, 6) if held_req else None}
+    return {
+        "definitions": "docs/synthetic.md#spread-of-use-within-habits",
+        "settings": {k: float(v) for k, v in sorted(settings.items())},
+        "forced": {"OUT_OF_MEMORY": int(np.asarray(forced["forced_oom"]).sum()),
+                   "TIMEOUT": int((np.asarray(forced["forced_timeout"]) & ~np.asarray(forced["forced_oom"])).sum())},
+        "measured": {
+            "min_group_jobs": MIN_GROUP,
+            "memory_groups": mem_groups,
+            "memory_log_sd_median": mem_sd,
+            "memory_peak_to_request_median": round(float(np.median(peak[mem_on] / req[mem_on])), 6) if mem_on.any() else None,
+            "run_groups": run_groups,
+            "run_log_sd_median": run_sd,
+            "cpu_efficiency_groups": cpu_groups,
+            "cpu_efficiency_logit_sd_median": cpu_sd,
+        },
+        "history_rules": rules,
+    }

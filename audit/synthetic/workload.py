@@ -99,8 +99,12 @@ def partition_caps(cluster: Cluster) -> dict:
 
 
 def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: Cluster, prof: dict,
-                weekday0: int) -> dict:
-    """One row per job allocation with requests, intended run times and planted use (before placement)."""
+                weekday0: int, rng_spread: np.random.Generator | None = None) -> dict:
+    """One row per job allocation with requests, intended run times and planted use (before placement).
+
+    ``rng_spread`` (its own stream) draws the per-job spread of use around the habit (``[habit_spread]``);
+    with every spread 0 it is never used and the jobs are exactly those of the habit alone.
+    """
     pop = population(rng, n_jobs, span_s / 86400.0, prof)
     sub = submissions(rng, n_jobs, prof)
     n_sub = len(sub["sub_type"])
@@ -149,9 +153,13 @@ def sample_jobs(rng: np.random.Generator, n_jobs: int, span_s: float, cluster: C
     _limits_and_runtimes(rng, jobs, sid, n_sub, caps, prof, pop["n_users"])
     _states(rng, jobs, prof)
     _use(rng, jobs, prof, habits)
+    spread = habit_spread(rng_spread, jobs, prof)
+    if spread["forced_oom"].any() or spread["forced_timeout"].any():
+        # fates drawn again so that the jobs that cannot fit their request take their share of OOM/TIMEOUT
+        _states(rng_spread, jobs, prof, forced=spread)
     _names_and_qos(rng, jobs, pop)
     jobs["n"] = n
-    return {"jobs": jobs, "pop": pop}
+    return {"jobs": jobs, "pop": pop, "spread": spread}
 
 
 class _Habits:
@@ -303,15 +311,32 @@ def apply_scale(jobs: dict, scale: np.ndarray, prof: dict) -> None:
     jobs["elapsed_s"] = el.astype(np.int64)
 
 
-def _states(rng, jobs, prof) -> None:
+def _states(rng, jobs, prof, forced: dict | None = None) -> None:
+    """Terminal states from the profile's shares.
+
+    ``forced`` (from :func:`habit_spread`) names the jobs whose drawn use cannot fit their request: memory
+    peak above the allocation (``forced_oom``) or run time beyond the limit (``forced_timeout``).  They end
+    OUT_OF_MEMORY / TIMEOUT, and the other jobs draw those two states only for what is left of their
+    shares, so that each state keeps its profile share overall (unless the forced jobs alone exceed it).
+    """
     n = len(jobs["sub"])
     st = prof["states"]
     names = [s for s in STATES if s != "PREEMPTED"]
     w = np.array([st[s] for s in names])
+    free = np.ones(n, dtype=bool)
+    if forced is not None:
+        oom, tout = forced["forced_oom"], forced["forced_timeout"] & ~forced["forced_oom"]
+        free = ~(oom | tout)
+        w = w.copy()
+        w[names.index("OUT_OF_MEMORY")] = max(st["OUT_OF_MEMORY"] - oom.sum() / max(n, 1), 0.0)
+        w[names.index("TIMEOUT")] = max(st["TIMEOUT"] - tout.sum() / max(n, 1), 0.0)
     state = np.array(names, dtype=object)[rng.choice(len(names), size=n, p=w / w.sum())]
+    if forced is not None:
+        state[oom] = "OUT_OF_MEMORY"
+        state[tout] = "TIMEOUT"
     pre = (jobs["kind"] == "gpu") & (rng.random(n) < prof["gpu"]["preemptible_share"])
-    p_pre = min(1.0, st["PREEMPTED"] * n / max(pre.sum(), 1))
-    state[pre & (rng.random(n) < p_pre)] = "PREEMPTED"
+    p_pre = min(1.0, st["PREEMPTED"] * n / max((pre & free).sum(), 1))
+    state[pre & free & (rng.random(n) < p_pre)] = "PREEMPTED"
     # het components share one fate
     het1 = (jobs["sub_type"] == 2) & (jobs["task"] == 1)
     state[het1] = state[np.flatnonzero(het1) - 1]
@@ -328,7 +353,8 @@ def _use(rng, jobs, prof, h: _Habits) -> None:
 
     Users have habits here too: a submission that follows its user's habit also behaves like the user's
     usual job (single-threaded or not, efficiency, memory over-request, GPU class and memory share), so
-    the waste concentrates on identifiable users as it does on real clusters.
+    the waste concentrates on identifiable users as it does on real clusters.  These are the habit's values;
+    :func:`habit_spread` then spreads each job's efficiency and memory peak around them.
     """
     n = len(jobs["sub"])
     ce = prof["cpu_efficiency"]
@@ -336,6 +362,9 @@ def _use(rng, jobs, prof, h: _Habits) -> None:
     single = h.chance(ce["single_thread_share"])
     eff = h.sample(lambda size: rng.beta(ce["beta_a"], ce["beta_b"], size))
     eff[single] = rng.uniform(0.85, 1.0, single.sum()) / cpus[single]
+    jobs["single_thread"] = single
+    jobs["cpu_eff_habit"] = eff           # before the MPI floor: habit_spread spreads it and applies the floor
+    eff = eff.copy()
     eff[jobs["mpi"] & ~single] = np.maximum(eff[jobs["mpi"] & ~single], 0.5)
     jobs["cpu_eff"] = np.clip(eff, 0.001, 0.98)
     mem = prof["memory"]
@@ -368,6 +397,60 @@ def _use(rng, jobs, prof, h: _Habits) -> None:
     jobs["gpu_mem_share"] = np.clip(share, 0.02, 0.98)
     jobs["gpu_mean_to_peak"] = np.clip(gm["mean_to_peak"] + gm["mean_to_peak_sd"] * rng.standard_normal(n), 0.2, 0.95)
     jobs["gpu_series_seed"] = rng.integers(0, 2**62, n)
+
+
+def habit_spread(rng: np.random.Generator | None, jobs: dict, prof: dict) -> dict:
+    """The per-job spread of use around the habit (``[habit_spread]``), and the jobs it cannot fit.
+
+    A habitual submission repeats its user's request exactly; its use is the habit's value times a per-job
+    factor: memory peak / ``exp(memory_log_sd x z)`` of the over-request ratio, run time x
+    ``exp(run_log_sd x z)``, CPU efficiency ``logit(eff) + cpu_efficiency_logit_sd x z`` (multi-threaded
+    jobs; single-threaded ones already vary per job), each z standard normal per job from ``rng``.  Fresh
+    submissions get the same spread around their own draw (an array's tasks differ as a habit's jobs do).
+    With a memory spread, a habit's request / typical peak is at least ``exp(memory_margin_sd x
+    memory_log_sd)`` (and 1.05 as without spread).  Returns the jobs whose drawn peak passes their
+    allocation (``forced_oom``) and whose drawn run passes their limit (``forced_timeout``); every spread 0
+    changes nothing and draws nothing.
+    """
+    n = len(jobs["sub"])
+    hs = prof["habit_spread"]
+    s_mem, s_run, s_cpu = (float(hs[k]) for k in ("memory_log_sd", "run_log_sd", "cpu_efficiency_logit_sd"))
+    none = np.zeros(n, dtype=bool)
+    out = {"forced_oom": none, "forced_timeout": none.copy()}
+    if s_mem == 0 and s_run == 0 and s_cpu == 0:
+        return out
+    if rng is None:
+        raise ValueError("habit_spread needs its own random stream when a spread is not 0")
+    z_mem, z_run, z_cpu = rng.standard_normal((3, n))   # always all three: one setting never moves another's draws
+    if s_mem > 0:
+        floor = max(1.05, float(np.exp(hs["memory_margin_sd"] * s_mem)))
+        ratio = np.maximum(jobs["mem_ratio"], floor) * np.exp(-s_mem * z_mem)
+        jobs["mem_ratio"] = ratio
+        # the job's recorded peak is at most extern + batch shell + working set (steps.build_steps)
+        alloc_kib = jobs["mem_pn_mib"] * jobs["nodes"] * 1024
+        work_kib = np.maximum(np.floor(alloc_kib / ratio), 1024)
+        peak_kib = work_kib + jobs["extern_rss_kib"] * jobs["nodes"] + jobs["batch_rss_kib"] * (jobs["srun_steps"] > 0)
+        out["forced_oom"] = peak_kib > alloc_kib
+    if s_run > 0:
+        factor = np.exp(s_run * z_run)
+        over = factor > jobs["overrequest"]          # limit / run below 1: the run passes its limit
+        jobs["overrequest"] = np.where(over, 1.0, jobs["overrequest"] / factor)
+        out["forced_timeout"] = over
+    if s_cpu > 0:
+        multi = ~jobs["single_thread"]
+        base = np.clip(jobs["cpu_eff_habit"], 1e-6, 1.0 - 1e-6)
+        spread = 1.0 / (1.0 + np.exp(-(np.log(base / (1.0 - base)) + s_cpu * z_cpu)))
+        eff = np.where(multi, spread, jobs["cpu_eff_habit"])
+        mpi = jobs["mpi"] & multi
+        eff[mpi] = np.maximum(eff[mpi], 0.5)
+        jobs["cpu_eff"] = np.clip(eff, 0.001, 0.98)
+    # a heterogeneous job's components share one fate
+    het0 = np.flatnonzero((jobs["sub_type"] == 2) & (jobs["task"] == 0))
+    for key in ("forced_oom", "forced_timeout"):
+        f = out[key]
+        both = f[het0] | f[het0 + 1]
+        f[het0], f[het0 + 1] = both, both
+    return out
 
 
 def _names_and_qos(rng, jobs, pop) -> None:
