@@ -57,7 +57,8 @@ def history_masks(frame: pd.DataFrame | None) -> dict:
         col = f"stratum_{stem}"
         if col in frame:
             st = frame[col].astype("string")
-            out[t] = (st.notna() & (st != "cold")).to_numpy(dtype=bool)
+            cold = st.str.split("/", n=1).str[0] == "cold"
+            out[t] = (st.notna() & ~cold.fillna(True)).to_numpy(dtype=bool)
     return out
 
 

@@ -13,8 +13,11 @@ limit, cores, memory, GPUs, nodes) that ended before it was submitted, the figur
 | ``habit_autopilot`` | the 98th percentile of the last ``window``, each weighted by ``2^(−age / 48 h)`` | Autopilot |
 | ``habit_logsd`` | the standard deviation of log(need + offset) over the last ``window`` (two or more) | the strata |
 
-:func:`strata` names each job's stratum from its habit's history strength and dispersion; calibration holds
-coverage stratum by stratum (``predictors.models.conformal``).  All of it is vectorised over sorted keys
+:func:`strata` names each job's stratum from its habit's history strength and dispersion, and within it the
+job's size class (:func:`sizes`: what it asks times its time limit, by quintile); calibration holds coverage
+stratum by stratum (``predictors.models.conformal``), and a kill budget is spent where a miss frees the most
+(``predictors.models.budget``): at the same share of jobs missed, a large job's cut frees more than a small
+one's.  All of it is vectorised over sorted keys
 (``predictors.features.history``): no loop over jobs.
 """
 
@@ -47,6 +50,8 @@ STRATA = ("cold", "short_tight", "short_loose", "long_tight", "long_spread", "lo
 #: each stratum's parent when it has too few calibration jobs of its own: its history class, then all jobs
 PARENT = {"short_tight": "short", "short_loose": "short", "long_tight": "long", "long_spread": "long",
           "long_wide": "long", "cold": None, "short": None, "long": None}
+#: size classes within each history stratum: the quintiles of what the jobs at hand ask (see :func:`sizes`)
+SIZE_CLASSES = 5
 
 
 def _num(jobs: pd.DataFrame, col: str) -> np.ndarray:
@@ -113,12 +118,63 @@ def habit_history(jobs: pd.DataFrame, target: str, *, window: int = 20, gpu_memo
     })
 
 
-def strata(history: pd.DataFrame) -> np.ndarray:
-    """Each job's stratum name (:data:`STRATA`) from its habit's ``habit_count`` and ``habit_logsd``."""
+def sizes(asked: np.ndarray, limit_s: np.ndarray | None = None, classes: int = SIZE_CLASSES) -> np.ndarray:
+    """Each job's size class, ``q1`` (smallest) to ``qN``: what it asks of the target times its time limit
+    (the resource-hours it may hold; a job without a limit counts as the longest limit seen, and without any
+    limit the request alone), cut at the quantiles of the jobs given.  Known at submission: a request, not a
+    use.  None where the request is unknown."""
+    a = np.asarray(asked, dtype=np.float64)
+    if limit_s is not None:
+        lim = np.asarray(limit_s, dtype=np.float64)
+        ok = np.isfinite(lim) & (lim > 0)
+        a = a * np.where(ok, lim, lim[ok].max() if ok.any() else 1.0)
+    known = np.isfinite(a)
+    out = np.full(len(a), None, dtype=object)
+    if not known.any() or classes < 2:
+        out[known] = "q1"
+        return out
+    cuts = np.quantile(a[known], np.arange(1, classes) / classes)
+    k = np.searchsorted(cuts, a[known], side="left")
+    out[known] = np.char.add("q", (k + 1).astype(str)).astype(object)
+    return out
+
+
+def strata(history: pd.DataFrame, size: np.ndarray | None = None) -> np.ndarray:
+    """Each job's stratum name from its habit's ``habit_count`` and ``habit_logsd`` (:data:`STRATA`), and with
+    ``size`` (:func:`sizes`) its size class within it: ``long_spread/q5``."""
     n = history["habit_count"].to_numpy(dtype=np.float64, na_value=0.0)
     sd = history["habit_logsd"].to_numpy(dtype=np.float64, na_value=np.nan)
     long = n >= LONG
     out = np.where(sd <= TIGHT, np.where(long, "long_tight", "short_tight"),
                    np.where(long, np.where(sd <= SPREAD, "long_spread", "long_wide"), "short_loose"))
-    return np.where(n < SOME, "cold", out).astype(object)
+    out = np.where(n < SOME, "cold", out).astype(object)
+    if size is not None:
+        size = np.asarray(size, dtype=object)
+        has = np.array([x is not None for x in size], dtype=bool)
+        out[has] = np.char.add(np.char.add(out[has].astype(str), "/"), size[has].astype(str)).astype(object)
+    return out
+
+
+def history_class(stratum) -> str | None:
+    """The history part of a stratum name (``long_spread/q5`` → ``long_spread``)."""
+    return None if stratum is None else str(stratum).split("/", 1)[0]
+
+
+def parent(group: str | None) -> str | None:
+    """The group a stratum borrows calibration from when it has too few jobs: a size class's history stratum,
+    a history stratum's class (``short``, ``long``), then every job (None)."""
+    if group is None:
+        return None
+    if "/" in group:
+        return group.split("/", 1)[0]
+    return PARENT.get(group)
+
+
+def members(group: str, stratum: np.ndarray) -> np.ndarray:
+    """The jobs of ``group``: a stratum, a history stratum naming its size classes, or a history class
+    (``short``, ``long``) naming every stratum in it."""
+    s = stratum.astype(str)
+    if group in ("short", "long"):
+        return np.char.startswith(s, group + "_")
+    return (s == group) | np.char.startswith(s, group + "/")
 

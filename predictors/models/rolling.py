@@ -11,7 +11,8 @@ fewest jobs.  Folds with fewer than ``min_cal`` calibration jobs are burn-in: pr
 
 Calibration is group-conditional (Mondrian conformal prediction, Vovk et al. 2005; ``strata``): every job
 belongs to a stratum of its habit's history (``predictors.features.habits.strata``: a cold start, or a short or
-long history that is tight, spread or wide), and each stratum is calibrated on its own calibration jobs, so
+long history that is tight, spread or wide; within it, the job's size class, ``size_classes`` quantiles of what
+it asks times its time limit), and each stratum is calibrated on its own calibration jobs, so
 that coverage holds stratum by stratum, not only on average.  A stratum with fewer than ``min_stratum``
 calibration jobs borrows its parent's (its history class, then every job).  With ``select``, the candidates
 named there (the calibrated model and the site rules, each calibrated the same way) are weighed per fold and
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..features import (
-    PARENT,
+    SIZE_CLASSES,
     actual,
     calibration_mask,
     eligible,
@@ -37,8 +38,11 @@ from ..features import (
     fold_of,
     get_target,
     habit_history,
+    members,
     origins,
+    parent,
     request,
+    sizes,
     strata,
     submission_features,
     train_mask,
@@ -104,13 +108,6 @@ class _Columns:
         return frame[rows] if rows.dtype == bool else frame.iloc[rows]
 
 
-def _members(group: str, stratum: np.ndarray) -> np.ndarray:
-    """The jobs of ``group``: a stratum, or a history class (``short``, ``long``) naming every stratum in it."""
-    if group in ("short", "long"):
-        return np.char.startswith(stratum.astype(str), group + "_")
-    return stratum == group
-
-
 class RollingForecaster:
     """Runs the rolling origin for one target over a set of named estimators (cloned at each refit)."""
 
@@ -119,7 +116,8 @@ class RollingForecaster:
                  cal_days: float = 28.0, coverage_gain: float = 1.0, min_cal: int = 200, min_train: int = 100, cap: bool = True,
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
                  split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0,
-                 strata: bool = True, min_stratum: int = 50, select=None, uncapped: bool = True):
+                 strata: bool = True, min_stratum: int = 50, size_classes: int = SIZE_CLASSES, select=None,
+                 uncapped: bool = True):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -140,6 +138,7 @@ class RollingForecaster:
         self.min_last_share = min_last_share
         self.strata = strata
         self.min_stratum = min_stratum
+        self.size_classes = size_classes
         self.select = select
         self.uncapped = uncapped
 
@@ -165,16 +164,16 @@ class RollingForecaster:
         for g in dict.fromkeys(stratum[test]):
             group = g
             while True:
-                members = _members(group, cal_strata)
-                if members.sum() >= self.min_stratum or group is None:
+                inside = members(group, cal_strata)
+                if inside.sum() >= self.min_stratum or group is None:
                     break
-                group = PARENT.get(group)
+                group = parent(group)
             if group is None:
-                members = np.ones(len(cal_strata), dtype=bool)
+                inside = np.ones(len(cal_strata), dtype=bool)
                 seen_g = seen
             else:
-                seen_g = seen & _members(group, stratum)
-            yield g, np.flatnonzero(members), seen_g
+                seen_g = seen & members(group, stratum)
+            yield g, np.flatnonzero(inside), seen_g
 
     @staticmethod
     def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
@@ -201,7 +200,15 @@ class RollingForecaster:
         H = habit_history(E, target, window=self.window, gpu_memory_bytes=self.gpu_memory_bytes)
         X = _Columns(X, pd.concat([X, H], axis=1))
         meta = _meta(E, X.plain, target, self.gpu_memory_bytes)
-        meta["stratum"] = strata(H)
+        size = None
+        if self.size_classes > 1:
+            limit = pd.to_numeric(E["time_limit_s"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan) \
+                if "time_limit_s" in E else None
+            asked = meta["request"].to_numpy(dtype=np.float64)
+            if target == "walltime":  # a time limit is held in the plan for each of the job's cores
+                asked, limit = request(E, "cpus"), asked
+            size = sizes(asked, limit, self.size_classes)
+        meta["stratum"] = strata(H, size)
         meta.insert(0, "row", rows)
         submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
         org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from audit.job_table import conform
-from predictors.features import habit_history, strata
+from predictors.features import habit_history, members, parent, sizes, strata
 from predictors.features.habits import decayed_quantile
 
 GIB = 2**30
@@ -61,3 +61,24 @@ def test_strata_by_history_strength_and_dispersion():
                       "habit_logsd": [np.nan, np.nan, 0.0, 0.3, 0.1, 0.05, 0.39, 0.41]})
     assert list(strata(h)) == ["cold", "cold", "short_tight", "short_loose", "short_tight", "long_tight",
                                "long_spread", "long_wide"]
+
+
+def test_size_classes_by_hand():
+    # asked x limit: 1x10, 2x10, 3x10, 4x10, 5x10 and one without a limit (the longest seen, 10)
+    asked = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, np.nan])
+    limit = np.array([10.0, 10.0, 10.0, 10.0, 10.0, np.nan, 10.0])
+    got = sizes(asked, limit, classes=2)  # one cut: the median of 10, 20, ..., 60 is 35
+    assert list(got) == ["q1", "q1", "q1", "q2", "q2", "q2", None]
+    assert list(sizes(np.array([1.0, 1.0]), None, classes=5)) == ["q1", "q1"]  # ties stay together
+
+
+def test_a_stratum_borrows_from_its_history_stratum_then_its_class():
+    h = pd.DataFrame({"habit_count": [0, 12], "habit_logsd": [np.nan, 0.2]})
+    got = strata(h, np.array(["q5", "q1"], dtype=object))
+    assert list(got) == ["cold/q5", "long_spread/q1"]
+    assert [parent("long_spread/q1"), parent("long_spread"), parent("long"), parent("cold")] == \
+        ["long_spread", "long", None, None]
+    s = np.array(["long_spread/q1", "long_spread/q2", "long_wide/q1", "short_tight/q1"], dtype=object)
+    assert list(members("long_spread", s)) == [True, True, False, False]
+    assert list(members("long", s)) == [True, True, True, False]
+    assert list(members("long_spread/q2", s)) == [False, True, False, False]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictors.features import actual, request
+from predictors.features import actual, history_class, request
 from predictors.models import RollingForecaster, default_models
 
 from .histories import GIB, group, history
@@ -32,8 +32,8 @@ def _run(jobs, strata: bool):
 def test_each_stratum_is_covered_at_its_level_and_a_tight_habit_gets_a_tight_bound(month):
     got = _run(month, strata=True)
     s = got[got["scored"]]
-    assert set(s.loc[s["user"] == "ann", "stratum"]) == {"long_tight"}
-    assert set(s.loc[s["user"] == "bob", "stratum"]) <= {"long_spread", "long_wide"}
+    assert set(s.loc[s["user"] == "ann", "stratum"].map(history_class)) == {"long_tight"}
+    assert set(s.loc[s["user"] == "bob", "stratum"].map(history_class)) <= {"long_spread", "long_wide"}
     for user in ("ann", "bob"):
         g = s[s["user"] == user]
         for lv in LEVELS:
