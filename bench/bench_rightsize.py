@@ -5,7 +5,7 @@ of ``bench_whatif`` (seed 1), ``reclaim whatif STORE --out DIR`` runs as a user 
 outputs written).  Then, on the same jobs and through the same scenario rules (memory in whole GiB per node,
 whole cores; a job without a bound keeps its request):
 
-- the recommended scenario's memory and cores: the share of jobs covered (need ≤ what the scenario gave) and the
+- the recommended scenario's memory and cores (and the kill-budget scenario's, when it is not the one recommended): the share of jobs covered (need ≤ what the scenario gave) and the
   cut of GiB-hours and core-hours held (1 − Σ given × run / Σ asked × run);
 - every site rule on the job's habit (the largest past need plus 5 %, 20 % or 50 % once two or three ended;
   KRR's 14-day max, VPA's 8-day p90, Autopilot's decayed p98, plus their margins), each as a scenario of its
@@ -72,6 +72,22 @@ def held(month, r) -> dict:
     return out
 
 
+def compare(mine: dict, rules: dict) -> None:
+    """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs."""
+    for res in ("memory", "cores"):
+        m = mine[res]
+        ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
+        best = max(ok, key=lambda r: ok[r]["cut"]) if ok else None
+        b = ok[best]["cut"] if best else float("nan")
+        ratio = m["cut"] / b if best and b > 0 else float("inf")
+        print(f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} % held; best rule at the "
+              f"same or higher coverage: {best} ({ok[best]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
+              f"(target >= 1.5x)" if best else f"    {res}: scenario covers {m['coverage']:.4f}, cuts "
+              f"{100 * m['cut']:.1f} %; no rule covers as many jobs")
+        line = ", ".join(f"{r} {v[res]['coverage']:.3f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
+        print(f"      rules (coverage/cut): {line}")
+
+
 def measure(store: Path, label: str) -> None:
     import pandas as pd
 
@@ -103,22 +119,15 @@ def measure(store: Path, label: str) -> None:
           f"({1000 * (rec.get('kills') or 0) / max(1, summary['jobs']):.1f} per 1,000 jobs)")
     if name is None:
         return
-    scen = next(Scenario("rightsized", level=s["level"], mode=s["mode"], predictor=s["predictor"])
-                for k, s in summary["scenarios"].items() if k == name)
-    mine = held(month, requests_for(month, scen))
     rules = {r: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=r))) for r in RULES}
-    for res in ("memory", "cores"):
-        m = mine[res]
-        ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
-        best = max(ok, key=lambda r: ok[r]["cut"]) if ok else None
-        b = ok[best]["cut"] if best else float("nan")
-        ratio = m["cut"] / b if best and b > 0 else float("inf")
-        print(f"  {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} % held; best rule at the same "
-              f"or higher coverage: {best} ({ok[best]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
-              f"(target >= 1.5x)" if best else f"  {res}: scenario covers {m['coverage']:.4f}, cuts "
-              f"{100 * m['cut']:.1f} %; no rule covers as many jobs")
-        line = ", ".join(f"{r} {v[res]['coverage']:.3f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
-        print(f"    rules (coverage/cut): {line}")
+    budget = [k for k, s in summary["scenarios"].items() if s.get("predictor") == "budget" and k != name]
+    for which in [name, *budget]:
+        s = summary["scenarios"][which]
+        scen = Scenario("rightsized", level=s["level"], mode=s["mode"], predictor=s["predictor"])
+        row = next((r for r in summary.get("tradeoff", []) if r["scenario"] == which), {})
+        print(f"  {which}{' (recommended)' if which == name else ''}: {row.get('nodes_recovered')} nodes, "
+              f"{row.get('kills')} kills")
+        compare(held(month, requests_for(month, scen)), rules)
     worst = []
     for target, per in (summary.get("coverage_by_stratum") or {}).items():
         for lv, row in per.items():

@@ -170,10 +170,12 @@ def parent(group: str | None) -> str | None:
     return PARENT.get(group)
 
 
-def members(group: str, stratum: np.ndarray) -> np.ndarray:
+def members(group: str | None, stratum: np.ndarray) -> np.ndarray:
     """The jobs of ``group``: a stratum, a history stratum naming its size classes, or a history class
-    (``short``, ``long``) naming every stratum in it."""
+    (``short``, ``long``) naming every stratum in it; none for None."""
     s = stratum.astype(str)
+    if group is None:
+        return np.zeros(len(s), dtype=bool)
     if group in ("short", "long"):
         return np.char.startswith(s, group + "_")
     return (s == group) | np.char.startswith(s, group + "/")
