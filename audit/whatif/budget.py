@@ -9,10 +9,10 @@ and a core-hour compare as shares of what the cluster has): memory, cores and GP
 a cut is worth ``(asked − predicted) × run hours``; a time limit is held in the scheduler's plan, so a cut
 is worth ``(limit − predicted) × cores``.  Under ``enforce`` a job that outgrows any of its four cut
 requests is killed (memory, time) or stretched past a cut time limit (cores, GPUs), so all four spend the
-budget.  Under ``advise`` the time limit is the job's own: only memory kills (a job short of cores or GPUs
-runs longer, within its own limit but for everyone waiting behind it, and a time prediction only plans), so
-the budget is spent on memory, and cores, GPUs and the time estimate take the highest level of the sweep, the
-per-level scenarios' safest.
+budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
+estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
+of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
+budget (each miss counted as a kill: an upper bound, most stretched runs end within their limits).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pandas as pd
 
 from .month import STEMS
 
-KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory",)}
+KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
 
 def _f(table: pd.DataFrame, col: str) -> np.ndarray:
