@@ -16,10 +16,12 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
+	@$(BIN)/python -m reports.system
 	$(BIN)/reclaim audit sample_traces/week --out out/demo
 	@echo "report: $(CURDIR)/out/demo/report.pdf"
 
 test: $(STAMP)
+	@$(BIN)/python -m reports.system
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # skips the real-Slurm integration test (needs root and apt)

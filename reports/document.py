@@ -140,5 +140,5 @@ def write_report(folder, cfg, meta: dict) -> dict[str, Path]:
     write_notices(run.frame("recommendations"), folder / "notices", fmt, ctx["cover"]["cluster"], cfg.prepared_by)
     html = render_html(ctx)
     (folder / "report.html").write_text(html, encoding="utf-8")
-    pdf = html_to_pdf(html, folder / "report.pdf")
+    pdf = html_to_pdf(html, folder / "report.pdf", created=ctx["cover"]["generated_at"] or None)
     return {"html": folder / "report.html", "pdf": pdf, "tables": folder / "tables"}

@@ -8,6 +8,9 @@ and files inside the templates folder — the report never touches the network.
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -90,10 +93,38 @@ def render_html(context: dict, environment: jinja2.Environment | None = None) ->
     return env.get_template(REPORT_TEMPLATE).render(**context)
 
 
-def html_to_pdf(html: str, pdf_path: Path, fetcher: URLFetcher | None = None) -> Path:
+def epoch_of(created: str | None) -> int | None:
+    """Seconds since 1970 of an ISO time (``2026-10-31T00:00:00+00:00``; naive read as UTC), None for none."""
+    if not created:
+        return None
+    t = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
+    return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp())
+
+
+@contextmanager
+def fonts_dated(created: str | None):
+    """While writing a PDF, the embedded fonts are dated ``created`` (the report's stamp), not the clock.
+
+    Without HarfBuzz-Subset (Debian's ``libharfbuzz-subset0``) WeasyPrint subsets fonts with fontTools, which
+    writes the current time into each font's ``head`` table unless ``SOURCE_DATE_EPOCH`` says otherwise; so the
+    variable is set to the stamp for the write and restored after.  A ``SOURCE_DATE_EPOCH`` already set wins."""
+    epoch = epoch_of(created)
+    if epoch is None or "SOURCE_DATE_EPOCH" in os.environ:
+        yield
+        return
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        yield
+    finally:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
+def html_to_pdf(html: str, pdf_path: Path, fetcher: URLFetcher | None = None, *, created: str | None = None) -> Path:
     """Write ``html`` as a PDF. Resources resolve against the templates folder and go through ``fetcher``
-    (a ``LocalOnlyFetcher`` on that folder by default)."""
+    (a ``LocalOnlyFetcher`` on that folder by default).  ``created`` (ISO time, the report's stamp) dates what
+    the PDF embeds, so that the same report is the same bytes with or without HarfBuzz-Subset."""
     root = Path(str(templates_root()))
     fetcher = fetcher if fetcher is not None else LocalOnlyFetcher(root)
-    HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=fetcher).write_pdf(pdf_path)
+    with fonts_dated(created):
+        HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=fetcher).write_pdf(pdf_path)
     return pdf_path

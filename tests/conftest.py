@@ -18,6 +18,25 @@ TRACES = (ROOT / ".." / "shared" / "traces").resolve()
 
 
 AHEAD = pytest.StashKey[Ahead]()
+#: how a test skipped for a system package says so: ``f"{LACKS}poppler-utils"``; the session ends with one line
+#: naming what was skipped and how to get it
+LACKS = "this machine lacks the Debian packages: "
+
+
+def pytest_terminal_summary(terminalreporter):
+    lacking = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr)
+        if LACKS in reason:
+            what = reason.split(LACKS, 1)[1].strip()
+            lacking[what] = lacking.get(what, 0) + 1
+    if lacking:
+        n = sum(lacking.values())
+        names = sorted({w.split(" (")[0] for w in lacking})
+        terminalreporter.write_line(
+            f"skipped {n} test{'s' * (n != 1)} for missing system packages: "
+            + ", ".join(f"{w} ({k})" for w, k in sorted(lacking.items()))
+            + f"; get them with `apt-get install {' '.join(names)}` or run `bash .ci/run` as root")
 
 
 def pytest_collection_modifyitems(items):

@@ -25,6 +25,8 @@ from audit.collect.k8s import chunks
 from audit.ingest import ingest
 from tests.readers.test_k8s import build_nodes, build_pods, pods_list
 
+from ..conftest import LACKS
+
 TOKEN = "s3cret-token"
 DCGM = ('DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="gpu-node-1",pod="train-a",namespace="ml-team",'
         'container="trainer"} 35\n'
@@ -84,7 +86,7 @@ def proxy_to(upstream: str):
 def prometheus(tmp_path_factory):
     prom, node = shutil.which("prometheus"), shutil.which("prometheus-node-exporter")
     if not prom or not node:
-        pytest.skip("prometheus and prometheus-node-exporter are not installed (Debian packages)")
+        pytest.skip(f"{LACKS}prometheus prometheus-node-exporter")
     d = tmp_path_factory.mktemp("prom")
     exporter, ex_port = serve(Exporter)
     node_port, prom_port = free_port(), free_port()

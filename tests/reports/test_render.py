@@ -170,3 +170,52 @@ def test_tables_folder_holds_exactly_the_report_tables(tmp_path):
     write_tables([table("one", "One", [("n", "int")], [[1], [2]])], folder)
     assert [p.name for p in folder.iterdir()] == ["one.csv"]
     assert (folder / "one.csv").read_text().splitlines() == ["n", "1", "2"]
+
+
+# --- the same bytes with or without HarfBuzz-Subset -----------------------------------------------------
+
+PAGE = ('<html><head><style>body { font-family: "DejaVu Sans"; }</style></head>'
+        '<body><p>Reclaim 1-23:00:00 282G</p></body></html>')
+
+
+def _rendered(tmp_path, name, clock, monkeypatch, **kw) -> bytes:
+    """The PDF of PAGE written with fontTools subsetting (as without HarfBuzz-Subset) while the clock reads
+    ``clock`` (seconds since 1970)."""
+    import fontTools.misc.timeTools as tt
+    import weasyprint.pdf.fonts as wfonts
+
+    monkeypatch.setattr(wfonts, "harfbuzz_subset", None)
+    monkeypatch.setattr(tt.time, "time", lambda: clock)
+    return render.html_to_pdf(PAGE, tmp_path / name, **kw).read_bytes()
+
+
+def test_fonts_subset_by_fonttools_are_dated_by_the_stamp_not_the_clock(tmp_path, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    # without a stamp the clock leaks into the bytes: a day apart, two renders differ (fontTools' head table)
+    assert _rendered(tmp_path, "a.pdf", 1.7e9, monkeypatch) != _rendered(tmp_path, "b.pdf", 1.7e9 + 86400,
+                                                                         monkeypatch)
+    stamp = "2026-10-31T00:00:00+00:00"
+    first = _rendered(tmp_path, "c.pdf", 1.7e9, monkeypatch, created=stamp)
+    assert _rendered(tmp_path, "d.pdf", 1.7e9 + 86400, monkeypatch, created=stamp) == first
+    assert "SOURCE_DATE_EPOCH" not in __import__("os").environ  # set for the write only
+
+
+def test_epoch_of_a_stamp_by_hand():
+    assert render.epoch_of("1970-01-02T00:00:00+00:00") == 86_400
+    assert render.epoch_of("1970-01-02T01:00:00+01:00") == 86_400
+    assert render.epoch_of("1970-01-02T00:00:00") == 86_400  # naive: UTC
+    assert render.epoch_of("") is None and render.epoch_of(None) is None
+
+
+def test_missing_system_packages_are_named_in_one_line():
+    from reports import system
+
+    found = {"pango-1.0", "pangoft2-1.0", "fontconfig", "harfbuzz"}
+    absent = system.missing(find=lambda name: name if name in found else None, font=lambda: False)
+    assert absent == [("libharfbuzz-subset0", "fonts subset by fontTools, slower")]
+    line = system.notice(absent)
+    assert "\n" not in line and line.endswith("apt-get install libharfbuzz-subset0")
+    assert system.notice(system.missing(find=lambda name: name, font=lambda: False)) == ""
+    both = system.missing(find=lambda name: None, font=lambda: True)
+    assert [p for p, _ in both] == ["libpango-1.0-0", "libpangoft2-1.0-0", "libfontconfig1", "libharfbuzz0b",
+                                    "libharfbuzz-subset0", "fonts-dejavu-core"]

@@ -19,11 +19,13 @@ from audit.config import ReportConfig
 from audit.pipeline import audit
 from reports.formats import Formatter
 
+from ..conftest import LACKS
+
 ROOT = Path(__file__).resolve().parents[2]
 WEEK = ROOT / "sample_traces" / "week"
 ARTIFACTS = Path(os.environ.get("REPORT_ARTIFACTS", ROOT / "out" / "report-check"))
 POPPLER = all(shutil.which(t) for t in ("pdftotext", "pdffonts", "pdftoppm"))
-needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils not installed")
+needs_poppler = pytest.mark.skipif(not POPPLER, reason=f"{LACKS}poppler-utils (pdftotext, pdffonts, pdftoppm)")
 NUMBER = re.compile(r"[$]?\d[\d,]*(?:\.\d+)?(?:%|G)?|\d+-\d\d:\d\d:\d\d|\d\d:\d\d:\d\d")
 
 
