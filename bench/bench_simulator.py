@@ -7,6 +7,11 @@
    node group × 8).  The month is generated once and cached in ``bench/data/sim_month/``; the time
    is the simulation alone.  Targets ≥ 20,000 jobs/s for EASY, ≥ 10,000 for the others.
 
+3. ``reclaim simulate`` EASY on HPC2N as a user runs it (``--procs 240 --out DIR``: whole process, outputs
+   written) against ``bench/minimal_easy.py``, a minimal single-purpose SimPy EASY replay of the same trace (a
+   heap of ends, an FCFS queue, one reservation), run in turn, five pairs; the ratio of medians.  Target: at most
+   0.67× the minimal replay.
+
 Each case runs in a fresh process so its peak memory (``resource.getrusage``) is its own.
 """
 
@@ -109,8 +114,35 @@ def _spawn(call: str) -> tuple:
     return json.loads(out.stdout.strip().splitlines()[-1]), time.perf_counter() - t
 
 
+def _wall(cmd: list[str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
+    return time.perf_counter() - t
+
+
+def side_by_side(pairs: int = 5) -> None:
+    """``reclaim simulate`` against the minimal replay, whole processes, run in turn."""
+    import statistics
+    import tempfile
+
+    reclaim = str(Path(sys.executable).with_name("reclaim"))
+    with tempfile.TemporaryDirectory(prefix="bench-simulate-") as out:
+        ours = [sys.executable, "-m", "audit.cli", "simulate", str(HPC2N), "--policy", "easy", "--procs", "240",
+                "--out", out] if not Path(reclaim).exists() else [reclaim, "simulate", str(HPC2N), "--policy", "easy",
+                                                                   "--procs", "240", "--out", out]
+        minimal = [sys.executable, str(ROOT / "bench" / "minimal_easy.py"), str(HPC2N), "240"]
+        a, b = [], []
+        for _ in range(pairs):
+            a.append(_wall(ours))
+            b.append(_wall(minimal))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"reclaim simulate EASY HPC2N (--out, whole process) median {ma:.2f} s against a minimal SimPy EASY "
+          f"replay {mb:.2f} s: {ma / mb:.2f}x (target <= 0.67x; {pairs} pairs, in turn)")
+
+
 def main() -> None:
     if HPC2N.exists():
+        side_by_side()
         r, wall = _spawn("b.case_hpc2n()")
         print(f"simulate EASY HPC2N: {r['jobs']:,} jobs, whole process {wall:.2f} s = {r['jobs'] / wall:,.0f} jobs/s "
               f"(target ≥ 60,000); of which imports {r['import_s']:.2f} s, read+convert {r['read_s']:.2f} s, "

@@ -82,7 +82,10 @@ class TelemetryInputs:
         early, jobs = self._kube_state(jobs)
         holds = pd.concat(self.holds, ignore_index=True) if self.holds else None
         pods = pd.concat(self.pods, ignore_index=True) if self.pods else None
-        session = TelemetryJoin(self.policy).session(jobs, holds, pods) if len(jobs) else None
+        # the join's indexes of the jobs are built only when there is telemetry to join (a second per million
+        # jobs otherwise spent for nothing)
+        wanted = len(jobs) and (self.pending or self.holds)
+        session = TelemetryJoin(self.policy).session(jobs, holds, pods) if wanted else None
         kept, writer = [], None
         try:
             for path, kind in self.pending:
