@@ -1,7 +1,8 @@
 """The system libraries and fonts the PDF renderer needs, and one line naming any that are missing.
 
 WeasyPrint loads Pango, HarfBuzz and Fontconfig at import; without HarfBuzz-Subset it subsets fonts with
-fontTools instead (slower; the bytes are fixed by the report's stamp, :func:`reports.render.fonts_dated`);
+fontTools instead (slower, and other bytes than a machine that has it, though a re-run writes the same:
+:func:`reports.render.fonts_dated`);
 without the DejaVu fonts the stylesheet names, another font is drawn and the PDF is not the same bytes as on a
 machine that has them.  ``python -m reports.system`` prints that line (nothing when all are there); `make demo`
 and `make test` run it first.  Nothing here imports WeasyPrint.
@@ -20,7 +21,8 @@ LIBRARIES = (
     ("pangoft2-1.0", "libpangoft2-1.0-0", "no PDF"),
     ("fontconfig", "libfontconfig1", "no PDF"),
     ("harfbuzz", "libharfbuzz0b", "no PDF"),
-    ("harfbuzz-subset", "libharfbuzz-subset0", "fonts subset by fontTools, slower"),
+    ("harfbuzz-subset", "libharfbuzz-subset0",
+     "fonts subset by fontTools: slower, and other bytes than where it is installed"),
 )
 #: the family the stylesheet names, and its Debian package
 FONT = ("DejaVu Sans", "fonts-dejavu-core", "another font drawn: other bytes")
