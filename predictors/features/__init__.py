@@ -2,8 +2,19 @@
 its user, family and request shape over the jobs that ended before it), what it turned out to need (targets), and
 the time-ordered splits that keep every prediction out of sample."""
 
-from .habits import (HISTORY_COLUMNS, PARENT, SIZE_CLASSES, STRATA, habit_codes, habit_history, history_class, members,
-                     parent, sizes, strata)
+from .habits import (
+    HISTORY_COLUMNS,
+    PARENT,
+    SIZE_CLASSES,
+    STRATA,
+    habit_codes,
+    habit_history,
+    history_class,
+    members,
+    parent,
+    sizes,
+    strata,
+)
 from .history import past_stats
 from .leakage import future_changes
 from .script import script_features
@@ -14,8 +25,8 @@ from .tables import SHAPE_KEY, TableIndex, feature_tables, job_features, shape_f
 from .targets import TARGETS, actual, card_memory, eligible, get_target, request, weight
 
 __all__ = ["CATEGORICAL", "DAY_S", "HISTORY_COLUMNS", "HIT_FRACTION", "PARENT", "SHAPE_KEY", "SIZE_CLASSES", "STRATA",
-           "TARGETS",
-           "TableIndex", "actual", "calibration_mask",
-           "card_memory", "codes", "eligible", "epoch_s", "feature_tables", "fold_of", "future_changes", "get_target",
-           "habit_codes", "habit_history", "history_class", "in_flight", "job_features", "load_jobs", "members", "origins", "parent", "past_stats", "request", "script_features",
-           "shape_frame", "sizes", "strata", "submission_features", "train_mask", "weight"]
+           "TARGETS", "TableIndex", "actual", "calibration_mask", "card_memory", "codes", "eligible", "epoch_s",
+           "feature_tables", "fold_of", "future_changes", "get_target", "habit_codes", "habit_history",
+           "history_class", "in_flight", "job_features", "load_jobs", "members", "origins", "parent", "past_stats",
+           "request", "script_features", "shape_frame", "sizes", "strata", "submission_features", "train_mask",
+           "weight"]
