@@ -1,6 +1,7 @@
-"""Models and their calibration: the site rules as estimators (request, per-user mean, last two, VPA, KRR), the
-quantile models (LightGBM, its hurdle form, linear), conformal calibration, their accuracy metrics, and the rolling
-origin that fits, calibrates and predicts every job from its past only, down to the audit's right-sized requests."""
+"""Models and their calibration: the site rules as estimators (request, per-user mean, last two, VPA, KRR, and the
+same rules on each job's habit), the quantile models (LightGBM, its hurdle form, linear), conformal calibration
+stratum by stratum, their accuracy metrics, the rolling origin that fits, calibrates and predicts every job from its
+past only, down to the audit's right-sized requests, and the kill budget's allocation over resources and strata."""
 
 from .base import Estimator, check_levels
 from .baselines import HabitRule, KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
