@@ -73,7 +73,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
         alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * len(table),
-                         scale=scale)
+                         scale=scale, kill_cost=True)
         values = apply_allocation(alloc, {x: preds[x] for x in kill}, strata, levels)
         safest = [x for x in preds if x not in kill]
         for x in safest:

@@ -8,6 +8,14 @@ coverage stratum by stratum, so this is what the level claims), and what it free
 cluster's capacity of that resource over the month).  A job is counted once per resource under-sized, so
 the expected kills add up to an upper bound of the jobs killed (a job short of two resources counts twice).
 
+With ``kill_cost`` a kill is also priced in what it wastes: a job killed for being short of a resource is
+killed near the end of its work (``simulator.kills``: memory use is taken to grow to its peak, so a bound just
+below the peak is crossed late; a run short of cores is stopped at its own limit), so its attempt held the cut
+amount for about its run.  The expected waste at level τ is ``(1 − τ) × Σ predicted × weight × scale`` and what
+a level frees is counted net of it: a cut that wastes more capacity in kills than it frees is not taken, and of
+two strata at the same gross capacity per kill the one of smaller jobs is cut first.  This counts the target's
+own amount only (a memory kill also wastes the job's cores), so it is a lower bound of the waste.
+
 The allocation is the greedy solution of this multiple-choice knapsack (Sinha & Zoltners 1979): on each pair's
 options sorted by expected kills, the upper concave hull from "keep the request" gives increments with
 falling capacity per kill; all increments of all pairs are taken in order of capacity per kill while the
@@ -55,12 +63,13 @@ def _hull(points: list) -> list:
 
 
 def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budget_jobs: float, *,
-             scale: dict | None = None) -> Allocation:
+             scale: dict | None = None, kill_cost: bool = False) -> Allocation:
     """Spend ``budget_jobs`` expected kills over ``(target, stratum)`` pairs.
 
     ``preds[target]``: shape (jobs, levels), NaN where a job has no prediction; ``asked[target]``: the
     request; ``strata[target]``: each job's stratum; ``weight[target]``: what one unit cut is worth per job
-    (for a resource held: the job's hours); ``scale[target]``: a factor per target (default 1)."""
+    (for a resource held: the job's hours); ``scale[target]``: a factor per target (default 1);
+    ``kill_cost``: what a level frees is counted net of what its expected kills waste (module text)."""
     levels = tuple(float(x) for x in levels)
     scale = scale or {}
     chains, rows = {}, []
@@ -76,6 +85,8 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
             points = []
             for j, lv in enumerate(levels):
                 free = float(np.sum(np.clip(a[m] - P[m, j], 0, None) * wt[m])) * scale.get(target, 1.0)
+                if kill_cost:
+                    free -= (1.0 - lv) * float(np.sum(np.fmin(P[m, j], a[m]) * wt[m])) * scale.get(target, 1.0)
                 points.append(((1.0 - lv) * n, free, lv))
             chains[(target, s)] = _hull(points)
             rows.append({"target": target, "stratum": s, "jobs": n})

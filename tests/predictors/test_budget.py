@@ -50,3 +50,28 @@ def test_resources_compare_through_their_scale():
     # both free 50 at p99 (1 expected kill each); memory is worth 10 times less: a budget of one kill goes to cpus
     got = allocate(preds, ones, strata, ones, LEVELS, 1.0, scale={"memory": 0.1, "cpus": 1.0})
     assert got.level("cpus", "s") == 0.99 and got.level("memory", "s") is None
+
+
+def test_a_kill_is_priced_in_what_it_wastes():
+    """a: 100 jobs asking 1 unit, 0.4 at p90 and 0.5 at p99; c: 100 jobs asking 10, 9.5 at p90 and 9.9 at p99;
+    every job one hour.  Gross, a frees 60 / 50 and c 50 / 10; a kill wastes the cut amount for the run, so
+    net of (1 − τ) × Σ predicted: a 60 − 4 = 56 at p90 and 50 − 0.5 = 49.5 at p99; c 50 − 95 < 0 at p90 (never
+    taken) and 10 − 9.9 = 0.1 at p99."""
+    pred = np.vstack([np.tile([0.4, 0.5], (100, 1)), np.tile([9.5, 9.9], (100, 1))])
+    preds = {"memory": pred}
+    asked = {"memory": np.r_[np.ones(100), np.full(100, 10.0)]}
+    strata = {"memory": np.array(["a"] * 100 + ["c"] * 100, dtype=object)}
+    weight = {"memory": np.ones(200)}
+    # gross: a's hull (1, 50), (10, 60); c's (1, 10), (10, 50): steps 50, 10, 40/9, 10/9 a kill; 11 kills take
+    # a's first, c's two (c at p90) and leave a at p99
+    gross = allocate(preds, asked, strata, weight, LEVELS, 11.0)
+    assert gross.level("memory", "a") == 0.99 and gross.level("memory", "c") == 0.9
+    # net: a's hull (1, 49.5), (10, 56): steps 49.5 and 6.5/9 = 0.72; c's only (1, 0.1): 0.1 a kill; 11 kills take
+    # a to p90 first, then c's step at p99
+    net = allocate(preds, asked, strata, weight, LEVELS, 11.0, kill_cost=True)
+    assert net.level("memory", "a") == 0.9 and net.level("memory", "c") == 0.99
+    assert net.expected_kills == pytest.approx(11.0)
+    row = {r["stratum"]: r for r in net.rows}
+    assert row["a"]["freed"] == pytest.approx(56.0) and row["c"]["freed"] == pytest.approx(0.1)
+    # with a budget of 10 the c step no longer fits once a took 10
+    assert allocate(preds, asked, strata, weight, LEVELS, 10.0, kill_cost=True).level("memory", "c") is None
