@@ -122,7 +122,8 @@ def fonts_dated(created: str | None):
 def html_to_pdf(html: str, pdf_path: Path, fetcher: URLFetcher | None = None, *, created: str | None = None) -> Path:
     """Write ``html`` as a PDF. Resources resolve against the templates folder and go through ``fetcher``
     (a ``LocalOnlyFetcher`` on that folder by default).  ``created`` (ISO time, the report's stamp) dates what
-    the PDF embeds, so that the same report is the same bytes with or without HarfBuzz-Subset."""
+    the PDF embeds, so that a re-run writes the same bytes, with HarfBuzz-Subset or without it (the two
+    subsetters write different fonts)."""
     root = Path(str(templates_root()))
     fetcher = fetcher if fetcher is not None else LocalOnlyFetcher(root)
     with fonts_dated(created):
