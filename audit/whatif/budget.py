@@ -12,7 +12,8 @@ requests is killed (memory, time) or stretched past a cut time limit (cores, GPU
 budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
 estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
 of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
-budget (each miss counted as a kill: an upper bound, most stretched runs end within their limits).
+budget (each miss counted as a kill: an upper bound, most stretched runs end within their limits).  What a
+level frees is counted net of what its expected kills waste (``kill_cost`` of :func:`predictors.models.allocate`).
 """
 
 from __future__ import annotations
