@@ -104,13 +104,19 @@ def _frame(series_labels: list[dict], series_of_sample: np.ndarray, times: np.nd
     return conform_telemetry(df)
 
 
+#: the start of an API response: an object whose first member has a key (a metric line never has ``"…":``)
+_API_JSON = re.compile(r'\s*\{\s*"[^"\n]*"\s*:')
+
+
 def read_prometheus(path, *, cluster: str | None = None, keep_labels: tuple = ()) -> TelemetryResult:
-    """Read one Prometheus file (API JSON or exposition text, detected from its first character).
+    """Read one Prometheus file: API JSON (an object whose first member is a quoted key, ``{"status": …``) or
+    exposition text (anything else, a line that only starts with ``{`` included: a UTF-8 metric name is written
+    ``{"my.metric", …} 1``, and junk is quarantined line by line).
 
     ``keep_labels``: labels beyond the long table's to return per sample in ``result.extra["labels"]``.
     """
     text = read_text(path)
-    if text.lstrip().startswith("{"):
+    if _API_JSON.match(text):
         return read_prometheus_json(path, cluster=cluster, text=text, keep_labels=keep_labels)
     return read_prometheus_text(path, cluster=cluster, text=text, keep_labels=keep_labels)
 

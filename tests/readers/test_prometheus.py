@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from audit.readers.detect import detect_format
 from audit.readers.prometheus import parse_labels, read_prometheus
+from audit.textio import InputError
 from tests.profiles import examples
 
 PROM = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces" / "k8s" / "prometheus"
@@ -195,3 +196,16 @@ def test_matrix_json_never_loses_a_sample(tmp_path, series, pretty):
     good = sum(1 for pairs in series for _, v in pairs if v not in ("NaN", "+Inf", "x", ""))
     assert r.ledger.balanced and r.ledger.read == sum(len(x) for x in series)
     assert r.ledger.used == good == len(r.telemetry)
+
+
+def test_a_text_file_whose_first_line_starts_with_a_brace_is_read_as_text(tmp_path):
+    # found by the deep profile: a junk line "{" first made the file API JSON and the whole read failed
+    p = tmp_path / "x.prom"
+    p.write_text('{\nDCGM_FI_DEV_GPU_UTIL{gpu="0",Hostname="n1"} 50 1600000000000\n')
+    r = read_prometheus(p)
+    assert (r.ledger.read, r.ledger.used, r.ledger.quarantined) == (2, 1, 1)
+    # an API response is still JSON, even cut short (a clear error naming the file, not a line-by-line read)
+    q = tmp_path / "cut.json"
+    q.write_text('{"status": "success", "data": {"resultType": "matrix", "resu')
+    with pytest.raises(InputError, match="cut.json"):
+        read_prometheus(q)
