@@ -125,11 +125,10 @@ def side_by_side(pairs: int = 5) -> None:
     import statistics
     import tempfile
 
-    reclaim = str(Path(sys.executable).with_name("reclaim"))
     with tempfile.TemporaryDirectory(prefix="bench-simulate-") as out:
+        # what the ``reclaim`` script runs (audit.cli:main)
         ours = [sys.executable, "-m", "audit.cli", "simulate", str(HPC2N), "--policy", "easy", "--procs", "240",
-                "--out", out] if not Path(reclaim).exists() else [reclaim, "simulate", str(HPC2N), "--policy", "easy",
-                                                                   "--procs", "240", "--out", out]
+                "--out", out]
         minimal = [sys.executable, str(ROOT / "bench" / "minimal_easy.py"), str(HPC2N), "240"]
         a, b = [], []
         for _ in range(pairs):

@@ -172,7 +172,7 @@ def test_tables_folder_holds_exactly_the_report_tables(tmp_path):
     assert (folder / "one.csv").read_text().splitlines() == ["n", "1", "2"]
 
 
-# --- the same bytes with or without HarfBuzz-Subset -----------------------------------------------------
+# --- without HarfBuzz-Subset, a re-run is the same bytes ------------------------------------------------
 
 PAGE = ('<html><head><style>body { font-family: "DejaVu Sans"; }</style></head>'
         '<body><p>Reclaim 1-23:00:00 282G</p></body></html>')
