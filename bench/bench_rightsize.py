@@ -7,10 +7,14 @@ whole cores; a job without a bound keeps its request):
 
 - the recommended scenario's memory and cores (and the kill-budget scenario's, when it is not the one recommended): the share of jobs covered (need ≤ what the scenario gave) and the
   cut of GiB-hours and core-hours held (1 − Σ given × run / Σ asked × run);
-- every site rule on the job's habit (the largest past need plus 5 %, 20 % or 50 % once two or three ended;
+- every site rule on the job's habit (the largest past need plus 0 % to 200 % once two or three ended;
   KRR's 14-day max, VPA's 8-day p90, Autopilot's decayed p98, plus their margins), each as a scenario of its
   own: the best cut among the rules covering at least as many jobs.  Target: the scenario cuts at least 1.5×
   as much, per resource;
+- the history ceiling: each job's own need where its habit had two ended jobs at its submission, the request
+  elsewhere (what a perfect predictor of the jobs with a history would cut, keeping the others at their
+  request), and its ratio to that same best rule: where it is under 1.5×, only cuts of jobs without a history
+  can reach the target;
 - coverage per stratum against each level (target: within ±0.02), out of sample (``coverage_by_stratum``);
 - the nodes recovered against the oracle's (target: a quarter), and where the rest went (``gap``).
 """
@@ -28,8 +32,11 @@ import numpy as np
 
 from .common import DATA
 
-#: (statistic, margin, ended jobs needed) of the rules weighed against the scenario
-RULES = {f"max+{round((m - 1) * 100)}%/{n}": ("max", m, n) for m in (1.05, 1.2, 1.5) for n in (2, 3)}
+#: (statistic, margin, ended jobs needed) of the rules weighed against the scenario: the history max with every
+#: margin a site might choose (0 % to 200 %), so that "the best rule at the same or higher coverage" is found on
+#: a fine grid, and the Kubernetes rules with their own margins
+MARGINS = (1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0)
+RULES = {f"max+{round((m - 1) * 100)}%/{n}": ("max", m, n) for m in MARGINS for n in (2, 3)}
 RULES.update({"krr": ("krr", 1.15, 2), "vpa": ("vpa", 1.15, 2), "autopilot": ("autopilot", 1.1, 2)})
 
 
@@ -57,6 +64,19 @@ def rule_bounds(table, stat: str, margin: float, n_min: int) -> dict:
     return out
 
 
+def ceiling_bounds(table) -> dict:
+    """Every job's own need where its habit had two ended jobs when it was submitted, the request elsewhere: what
+    a perfect predictor of the jobs with a history could cut, if it kept the others at their request."""
+    from predictors.features import actual, eligible, habit_history
+
+    out = {}
+    for target in ("memory", "cpus"):
+        h = habit_history(table, target)
+        y = np.where(eligible(table, target), actual(table, target), np.nan)
+        out[target] = np.where(h["habit_count"].to_numpy() >= 2, y, np.nan)
+    return out
+
+
 def held(month, r) -> dict:
     """Coverage and cut of memory and cores under requests ``r``."""
     from audit.whatif.scenarios import actual_requests
@@ -72,19 +92,22 @@ def held(month, r) -> dict:
     return out
 
 
-def compare(mine: dict, rules: dict) -> None:
-    """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs."""
+def compare(mine: dict, rules: dict, ceiling: dict) -> None:
+    """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs, and
+    what the history ceiling (:func:`ceiling_bounds`) would cut against that same rule."""
     for res in ("memory", "cores"):
         m = mine[res]
         ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
         best = max(ok, key=lambda r: ok[r]["cut"]) if ok else None
         b = ok[best]["cut"] if best else float("nan")
         ratio = m["cut"] / b if best and b > 0 else float("inf")
+        top = ceiling[res]["cut"]
         print(f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} % held; best rule at the "
               f"same or higher coverage: {best} ({ok[best]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
-              f"(target >= 1.5x)" if best else f"    {res}: scenario covers {m['coverage']:.4f}, cuts "
-              f"{100 * m['cut']:.1f} %; no rule covers as many jobs")
-        line = ", ".join(f"{r} {v[res]['coverage']:.3f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
+              f"(target >= 1.5x); history ceiling {100 * top:.1f} % = {top / b:.2f}x that rule" if best else
+              f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} %; no rule covers as many "
+              f"jobs; history ceiling {100 * top:.1f} %")
+        line = ", ".join(f"{r} {v[res]['coverage']:.4f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
         print(f"      rules (coverage/cut): {line}")
 
 
@@ -111,6 +134,7 @@ def measure(store: Path, label: str) -> None:
     preds = predictions_for(table, opts, procs=None, frame=frame, cluster=cluster)
     for name, args in RULES.items():
         preds[name] = rule_bounds(table, *args)
+    preds["ceiling"] = ceiling_bounds(table)
     month, _ = build_month(table, cluster, preds, history=history_masks(frame))
     rec = summary.get("recommended") or {}
     name = rec.get("scenario")
@@ -120,6 +144,7 @@ def measure(store: Path, label: str) -> None:
     if name is None:
         return
     rules = {r: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=r))) for r in RULES}
+    ceiling = held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor="ceiling")))
     budget = [k for k, s in summary["scenarios"].items() if s.get("predictor") == "budget" and k != name]
     for which in [name, *budget]:
         s = summary["scenarios"][which]
@@ -127,7 +152,7 @@ def measure(store: Path, label: str) -> None:
         row = next((r for r in summary.get("tradeoff", []) if r["scenario"] == which), {})
         print(f"  {which}{' (recommended)' if which == name else ''}: {row.get('nodes_recovered')} nodes, "
               f"{row.get('kills')} kills")
-        compare(held(month, requests_for(month, scen)), rules)
+        compare(held(month, requests_for(month, scen)), rules, ceiling)
     worst = []
     for target, per in (summary.get("coverage_by_stratum") or {}).items():
         for lv, row in per.items():

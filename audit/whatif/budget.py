@@ -6,14 +6,18 @@ scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for 
 
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
 and a core-hour compare as shares of what the cluster has): memory, cores and GPUs are held for the run, so
-a cut is worth ``(asked − predicted) × run hours``; a time limit is held in the scheduler's plan, so a cut
+a cut is worth ``(asked − predicted) × hours``, the hours it may hold it, known at submission (its time limit:
+:func:`limit_hours`); a time limit is held in the scheduler's plan, so a cut
 is worth ``(limit − predicted) × cores``.  Under ``enforce`` a job that outgrows any of its four cut
 requests is killed (memory, time) or stretched past a cut time limit (cores, GPUs), so all four spend the
 budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
 estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
 of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
 budget (each miss counted as a kill: an upper bound, most stretched runs end within their limits).  What a
-level frees is counted net of what its expected kills waste (``kill_cost`` of :func:`predictors.models.allocate`).
+level frees is counted net of what its expected kills waste (``waste`` of :func:`predictors.models.allocate`): a
+job killed near the end of its work held all it asked for about its run, so a kill wastes the job's dominant
+share of the cluster over the hours it may hold it, ``max over memory, cores, GPUs of asked × hours / capacity``
+(the node-time it blocked).
 """
 
 from __future__ import annotations
@@ -39,6 +43,14 @@ def _stacked(frame: pd.DataFrame, stem: str, levels) -> np.ndarray | None:
     return np.column_stack([frame[c].to_numpy(dtype=np.float64) for c in cols])
 
 
+def limit_hours(table: pd.DataFrame) -> np.ndarray:
+    """The hours each job may hold what it asks, known at submission: its time limit (without one, the longest
+    limit of the month; without any, one hour)."""
+    lim = _f(table, "time_limit_s")
+    ok = np.isfinite(lim) & (lim > 0)
+    return np.where(ok, lim, lim[ok].max() if ok.any() else 3600.0) / 3600.0
+
+
 def capacity_hours(cluster, span_h: float) -> dict:
     """The cluster's unit-hours of each target over the month (cores, bytes, GPUs; core-hours of plan)."""
     groups = getattr(cluster, "groups", ())
@@ -58,7 +70,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     t = pd.to_datetime(table["submit_time"], utc=True).dropna()
     span_h = max((t.max() - t.min()).total_seconds() / 3600.0, 1.0) if len(t) else 1.0
     cap = capacity_hours(cluster, span_h)
-    run_h = np.clip(_f(table, "elapsed_s"), 0, None) / 3600.0
+    held_h = limit_hours(table)
     cores = request(table, "cpus")
     preds, asked, strata, weight, scale = {}, {}, {}, {}, {}
     for target, stem in STEMS.items():
@@ -68,14 +80,16 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
         preds[target] = P
         asked[target] = request(table, target) if target != "walltime" else _f(table, "time_limit_s")
         strata[target] = frame[f"stratum_{stem}"].astype(object).where(frame[f"stratum_{stem}"].notna(), None).to_numpy()
-        weight[target] = run_h if target != "walltime" else np.where(np.isfinite(cores), cores, 1.0) / 3600.0
+        weight[target] = held_h if target != "walltime" else np.where(np.isfinite(cores), cores, 1.0) / 3600.0
         scale[target] = 1.0 / cap[target]
+    share = [np.nan_to_num(request(table, x)) * held_h / cap[x] for x in ("memory", "cpus", "gpus") if cap[x]]
+    dominant = np.max(share, axis=0) if share else np.zeros(len(table))
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
         alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * len(table),
-                         scale=scale, kill_cost=True)
-        values = apply_allocation(alloc, {x: preds[x] for x in kill}, strata, levels)
+                         scale=scale, waste=dict.fromkeys(kill, dominant))
+        values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
         safest = [x for x in preds if x not in kill]
         for x in safest:
             values[x] = preds[x][:, -1]

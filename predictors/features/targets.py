@@ -2,7 +2,7 @@
 
 | target | actual need | request | weight |
 |---|---|---|---|
-| ``walltime`` | ``elapsed_s`` | ``time_limit_s`` | 1 |
+| ``walltime`` | ``elapsed_s``, at most ``time_limit_s`` (a run past its limit is the kill grace) | ``time_limit_s`` | 1 |
 | ``memory`` | ``mem_peak_bytes`` | ``req_mem_bytes`` (else ``alloc_mem_bytes``) | ``elapsed_s`` |
 | ``cpus`` | ``cpu_used_s / elapsed_s`` (cores busy on average) | ``req_cpus`` (else ``alloc_cpus``) | ``elapsed_s`` |
 | ``gpus`` | ``ceil(alloc_gpus × gpu_util_mean)`` (whole GPUs that carry the mean load) | ``req_gpus`` (else ``alloc_gpus``) | ``elapsed_s`` |
@@ -70,7 +70,11 @@ def actual(jobs: pd.DataFrame, target: str) -> np.ndarray:
     elapsed = _f(jobs, "elapsed_s")
     ran = elapsed > 0
     if target == "walltime":
-        return np.where(ran, elapsed, np.nan)
+        # a run stopped at its limit needed at least the limit: the seconds past it (the scheduler's kill grace,
+        # Slurm's OverTimeLimit and KillWait) are not need, so the need is censored at the limit and a bound at
+        # the limit covers it, as the request itself does
+        limit = _f(jobs, "time_limit_s")
+        return np.where(ran, np.where(np.isfinite(limit) & (limit > 0), np.fmin(elapsed, limit), elapsed), np.nan)
     if target == "memory":
         return np.where(ran, _f(jobs, "mem_peak_bytes"), np.nan)
     if target == "cpus":

@@ -1,26 +1,29 @@
-"""A kill budget spent where each kill buys the most capacity, instead of one risk level for every resource
-and every job.
+"""A kill budget spent where each kill buys the most capacity, job by job, instead of one risk level for every
+resource and every job.
 
-Each (resource, stratum) pair may keep the request or take the calibrated prediction at one of the levels.
-At level τ its expected kills are ``(1 − τ) × n`` (``n``: its jobs with a prediction; the calibration holds
-coverage stratum by stratum, so this is what the level claims), and what it frees is
-``Σ max(asked − predicted, 0) × weight × scale`` (``scale`` makes resources comparable: per unit of the
-cluster's capacity of that resource over the month).  A job is counted once per resource under-sized, so
-the expected kills add up to an upper bound of the jobs killed (a job short of two resources counts twice).
+Each job may keep its request for a resource or take the calibrated prediction at one of the levels.  At level
+τ the job's expected kills are ``1 − τ`` (calibration holds coverage stratum by stratum, within a size class, so
+this is what the level claims for a job of that stratum), and what it frees is ``max(asked − predicted, 0) ×
+weight × scale`` (``weight``: the hours the job may hold the resource, known at submission; ``scale`` makes
+resources comparable: per unit of the cluster's capacity of that resource over the month).  A job is counted
+once per resource under-sized, so the expected kills add up to an upper bound of the jobs killed (a job short of
+two resources counts twice).
 
-With ``kill_cost`` a kill is also priced in what it wastes: a job killed for being short of a resource is
-killed near the end of its work (``simulator.kills``: memory use is taken to grow to its peak, so a bound just
-below the peak is crossed late; a run short of cores is stopped at its own limit), so its attempt held the cut
-amount for about its run.  The expected waste at level τ is ``(1 − τ) × Σ predicted × weight × scale`` and what
-a level frees is counted net of it: a cut that wastes more capacity in kills than it frees is not taken, and of
-two strata at the same gross capacity per kill the one of smaller jobs is cut first.  This counts the target's
-own amount only (a memory kill also wastes the job's cores), so it is a lower bound of the waste.
+With ``waste`` a kill is also priced in what it wastes: a job killed for being short of a resource is killed
+near the end of its work (``simulator.kills``: memory use is taken to grow to its peak, so a bound just below the
+peak is crossed late; a run short of cores is stopped at its own limit), and its attempt held everything it was
+given for about its run, then it runs again with its whole request.  ``waste[target]`` is that per job (the
+caller's choice of units: the same as what a cut frees), and at level τ what a cut frees is counted net of
+``(1 − τ) × waste``: a cut that wastes more than it frees is never taken, and a cut of a large job, whose kill
+costs most, is bought only at a level where it pays for its risk.
 
-The allocation is the greedy solution of this multiple-choice knapsack (Sinha & Zoltners 1979): on each pair's
-options sorted by expected kills, the upper concave hull from "keep the request" gives increments with
-falling capacity per kill; all increments of all pairs are taken in order of capacity per kill while the
-expected kills stay within the budget (an increment that does not fit closes its pair's chain).  The
-greedy is optimal for the linear relaxation and leaves at most one increment's worth of the budget unspent.
+The allocation is the greedy solution of this multiple-choice knapsack (Sinha & Zoltners 1979) with one item
+per job and resource: on each item's options sorted by expected kills, the upper concave hull from "keep the
+request" gives increments with falling capacity per kill; all increments of all items are taken in order of
+capacity per kill (ties: resource, then job order) while the expected kills stay within the budget (an
+increment that does not fit closes its item's chain).  The greedy is optimal for the linear relaxation and
+leaves less than one increment's worth of the budget unspent.  Job by job, a large job's cut is bought before a
+small one's at the same risk, and a stratum is cut only as deep as its own calibrated levels allow.
 """
 
 from __future__ import annotations
@@ -32,101 +35,149 @@ import numpy as np
 
 @dataclass
 class Allocation:
-    """The level chosen per (resource, stratum) (None: the request), what each choice costs and frees, and
-    the expected kills against the budget (both in jobs)."""
+    """Per target, the level chosen for each job (NaN: the request); per (target, stratum), what the choices
+    cost and free (``rows``); the expected kills against the budget (both in jobs)."""
 
-    levels: dict
+    chosen: dict
     rows: list = field(default_factory=list)
     expected_kills: float = 0.0
     budget_jobs: float = 0.0
 
-    def level(self, target: str, stratum: str):
-        return self.levels.get((target, stratum))
+    def levels_of(self, target: str, mask=None) -> dict:
+        """``{level or None (the request): jobs}`` among ``mask`` (every job by default) for ``target``."""
+        c = self.chosen.get(target)
+        if c is None:
+            return {}
+        c = c if mask is None else c[np.asarray(mask, dtype=bool)]
+        out = {None: int(np.isnan(c).sum())} if np.isnan(c).any() else {}
+        for lv in np.unique(c[np.isfinite(c)]):
+            out[float(lv)] = int((c == lv).sum())
+        return out
 
 
-def _hull(points: list) -> list:
-    """Upper concave hull of ``(risk, saving, level)`` points from (0, 0), rising in risk and saving."""
-    pts = sorted([p for p in points if p[1] > 0], key=lambda p: (p[0], -p[1]))
-    hull = [(0.0, 0.0, None)]
-    for p in pts:
-        if p[1] <= hull[-1][1]:
-            continue  # more risk for no more capacity
-        while len(hull) >= 2:
-            (r1, s1, _), (r2, s2, _) = hull[-2], hull[-1]
-            # drop the middle point when the new one lies on or above the line through the two before it
-            if (s2 - s1) * (p[0] - r1) <= (p[1] - s1) * (r2 - r1):
-                hull.pop()
-            else:
-                break
-        hull.append(p)
-    return hull
+def _hulls(risk: np.ndarray, gain: np.ndarray) -> list:
+    """Per job, the upper concave hull of ``(risk[k], gain[:, k])`` from the origin (``risk`` rising, shared by
+    every job), as chains of option indices: ``[(job rows, from option, to option)]`` per step, option 0 being the
+    origin.  Points with no more gain than the last vertex are never on it; of collinear points the farther."""
+    n, m = gain.shape
+    R = np.concatenate([[0.0], risk])
+    G = np.column_stack([np.zeros(n), gain])
+    cur = np.zeros(n, dtype=np.int64)
+    steps = []
+    rows = np.arange(n)
+    for _ in range(m):
+        gc, rc = G[rows, cur], R[cur]
+        later = np.arange(m + 1)[None, :] > cur[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = (G - gc[:, None]) / (R[None, :] - rc[:, None])
+        slope = np.where(later & (G > gc[:, None]), slope, -np.inf)
+        # the steepest later point; of equal slopes the farthest (argmax on the reversed columns)
+        nxt = m - np.argmax(slope[:, ::-1], axis=1)
+        ok = np.isfinite(slope[rows, nxt])
+        if not ok.any():
+            break
+        steps.append((rows[ok], cur[ok], nxt[ok]))
+        cur = np.where(ok, nxt, cur)
+    return steps
 
 
 def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budget_jobs: float, *,
-             scale: dict | None = None, kill_cost: bool = False) -> Allocation:
-    """Spend ``budget_jobs`` expected kills over ``(target, stratum)`` pairs.
+             scale: dict | None = None, waste: dict | None = None) -> Allocation:
+    """Spend ``budget_jobs`` expected kills over the jobs of each target.
 
     ``preds[target]``: shape (jobs, levels), NaN where a job has no prediction; ``asked[target]``: the
-    request; ``strata[target]``: each job's stratum; ``weight[target]``: what one unit cut is worth per job
-    (for a resource held: the job's hours); ``scale[target]``: a factor per target (default 1);
-    ``kill_cost``: what a level frees is counted net of what its expected kills waste (module text)."""
+    request; ``strata[target]``: each job's stratum (None: not predicted; the rows of the summary);
+    ``weight[target]``: what one unit cut is worth per job (for a resource held: the hours it may hold it);
+    ``scale[target]``: a factor per target (default 1); ``waste[target]``: what one kill of each job wastes, in
+    the units of what a cut frees after ``scale`` (module text; none by default)."""
     levels = tuple(float(x) for x in levels)
+    order = np.argsort(levels)[::-1]            # highest level first: risk rising
+    risk = 1.0 - np.asarray(levels)[order]
     scale = scale or {}
-    chains, rows = {}, []
-    for target, P in preds.items():
-        P = np.asarray(P, dtype=np.float64)
+    targets = list(preds)
+    gains, chains = {}, []
+    for ti, target in enumerate(targets):
+        P = np.asarray(preds[target], dtype=np.float64)[:, order]
         a = np.asarray(asked[target], dtype=np.float64)
         st = np.asarray(strata[target], dtype=object)
         wt = np.nan_to_num(np.asarray(weight[target], dtype=np.float64))
-        has = np.isfinite(P).all(axis=1) & np.isfinite(a)
-        for s in sorted({x for x in st[has] if x is not None}):
+        has = np.isfinite(P).all(axis=1) & np.isfinite(a) & np.array([s is not None for s in st], dtype=bool)
+        s = scale.get(target, 1.0)
+        with np.errstate(invalid="ignore"):
+            g = np.clip(a[:, None] - P, 0, None) * wt[:, None] * s
+            if waste is not None and target in waste:
+                g = g - risk[None, :] * np.nan_to_num(np.asarray(waste[target], dtype=np.float64))[:, None]
+        g = np.where(has[:, None], g, -np.inf)
+        gains[target] = g
+        R = np.concatenate([[0.0], risk])
+        G = np.column_stack([np.zeros(len(g)), np.where(np.isfinite(g), g, -1.0)])
+        for rows, frm, to in _hulls(risk, G[:, 1:]):
+            keep = has[rows]
+            rows, frm, to = rows[keep], frm[keep], to[keep]
+            dr = R[to] - R[frm]
+            dg = G[rows, to] - G[rows, frm]
+            chains.append((np.full(len(rows), ti), rows, frm, to, dr, dg / dr))
+    chosen_k = {t: np.zeros(len(np.asarray(preds[t])), dtype=np.int64) for t in targets}
+    spent = 0.0
+    if chains:
+        ti, rows, frm, to, dr, slope = (np.concatenate(x) for x in zip(*chains))
+        o = np.lexsort((frm, rows, ti, -slope))
+        ti, rows, frm, to, dr = ti[o], rows[o], frm[o], to[o], dr[o]
+        # while the budget holds, every step is taken in order (a chain's steps come in its own order)
+        run = np.cumsum(dr)
+        head = int(np.searchsorted(run, budget_jobs + 1e-9, side="right"))
+        for t in range(len(targets)):
+            on = ti[:head] == t
+            np.maximum.at(chosen_k[targets[t]], rows[:head][on], to[:head][on])
+        spent = float(run[head - 1]) if head else 0.0
+        closed = set()
+        smallest = float(dr.min()) if len(dr) else np.inf
+        for i in range(head, len(dr)):
+            if budget_jobs + 1e-9 - spent < smallest:
+                break
+            key = (int(ti[i]), int(rows[i]))
+            c = chosen_k[targets[key[0]]]
+            if key in closed or c[key[1]] != frm[i]:
+                continue
+            if spent + dr[i] > budget_jobs + 1e-9:
+                closed.add(key)
+                continue
+            spent += float(dr[i])
+            c[key[1]] = to[i]
+    out_levels, rows_out = {}, []
+    lv_sorted = np.asarray(levels)[order]
+    for target in targets:
+        k = chosen_k[target]
+        lv = np.where(k > 0, lv_sorted[np.maximum(k - 1, 0)], np.nan)
+        out_levels[target] = lv
+        g = gains[target]
+        freed = np.where(k > 0, g[np.arange(len(k)), np.maximum(k - 1, 0)], 0.0)
+        kills = np.where(k > 0, risk[np.maximum(k - 1, 0)], 0.0)
+        st = np.asarray(strata[target], dtype=object)
+        has = np.isfinite(np.asarray(preds[target], dtype=np.float64)).all(axis=1) & \
+            np.array([s is not None for s in st], dtype=bool)
+        for s in sorted({x for x in st[has]}):
             m = has & (st == s)
-            n = int(m.sum())
-            points = []
-            for j, lv in enumerate(levels):
-                free = float(np.sum(np.clip(a[m] - P[m, j], 0, None) * wt[m])) * scale.get(target, 1.0)
-                if kill_cost:
-                    free -= (1.0 - lv) * float(np.sum(np.fmin(P[m, j], a[m]) * wt[m])) * scale.get(target, 1.0)
-                points.append(((1.0 - lv) * n, free, lv))
-            chains[(target, s)] = _hull(points)
-            rows.append({"target": target, "stratum": s, "jobs": n})
-    steps = []
-    for key, hull in chains.items():
-        for k in range(1, len(hull)):
-            dr, ds = hull[k][0] - hull[k - 1][0], hull[k][1] - hull[k - 1][1]
-            steps.append((ds / dr if dr > 0 else np.inf, key, k, dr))
-    steps.sort(key=lambda t: (-t[0], t[1], t[2]))
-    at = dict.fromkeys(chains, 0)
-    closed, spent = set(), 0.0
-    for _, key, k, dr in steps:
-        if key in closed or at[key] != k - 1:
-            continue
-        if spent + dr > budget_jobs + 1e-9:
-            closed.add(key)
-            continue
-        spent += dr
-        at[key] = k
-    chosen = {key: chains[key][k][2] for key, k in at.items()}
-    for r in rows:
-        key = (r["target"], r["stratum"])
-        k = at[key]
-        r.update(level=chosen[key], expected_kills=chains[key][k][0], freed=chains[key][k][1])
-    return Allocation(levels=chosen, rows=rows, expected_kills=spent, budget_jobs=float(budget_jobs))
+            per = {"request": int((m & (k == 0)).sum())}
+            for j in range(len(lv_sorted)):
+                per[str(float(lv_sorted[j]))] = int((m & (k == j + 1)).sum())
+            rows_out.append({"target": target, "stratum": s, "jobs": int(m.sum()), "cut_jobs": int((m & (k > 0)).sum()),
+                             "levels": {x: n for x, n in per.items() if n}, "expected_kills": float(kills[m].sum()),
+                             "freed": float(freed[m].sum())})
+    return Allocation(chosen=out_levels, rows=rows_out, expected_kills=spent, budget_jobs=float(budget_jobs))
 
 
-def apply_allocation(alloc: Allocation, preds: dict, strata: dict, levels) -> dict:
-    """Per target, each job's prediction at its (target, stratum)'s chosen level; NaN (keep the request)
-    where the pair keeps the request or the job has no prediction."""
+def apply_allocation(alloc: Allocation, preds: dict, levels) -> dict:
+    """Per target, each job's prediction at its chosen level; NaN (keep the request) where it keeps the request
+    or has no prediction."""
     levels = tuple(float(x) for x in levels)
     out = {}
     for target, P in preds.items():
         P = np.asarray(P, dtype=np.float64)
-        st = np.asarray(strata[target], dtype=object)
+        lv = alloc.chosen.get(target, np.full(len(P), np.nan))
         v = np.full(len(P), np.nan)
-        for (t, s), lv in alloc.levels.items():
-            if t != target or lv is None:
-                continue
-            m = st == s
-            v[m] = P[m, levels.index(lv)]
+        for j, level in enumerate(levels):
+            m = lv == level
+            v[m] = P[m, j]
         out[target] = v
     return out

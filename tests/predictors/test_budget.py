@@ -1,4 +1,4 @@
-"""The kill budget's allocation, worked by hand (predictors.models.budget)."""
+"""The kill budget's allocation, job by job, worked by hand (predictors.models.budget)."""
 
 from __future__ import annotations
 
@@ -11,35 +11,60 @@ LEVELS = (0.9, 0.99)
 
 
 def _month():
-    """200 jobs asking 1 unit for one hour each; stratum a: 0.4 at p90, 0.5 at p99 (frees 60 or 50);
-    stratum b: 0.0 at p90, 0.95 at p99 (frees 100 or 5)."""
+    """200 jobs asking 1 unit for one hour each; stratum a: 0.4 at p90, 0.5 at p99 (frees 0.6 or 0.5 a job);
+    stratum b: 0.0 at p90, 0.95 at p99 (frees 1.0 or 0.05 a job)."""
     pred = np.vstack([np.tile([0.4, 0.5], (100, 1)), np.tile([0.0, 0.95], (100, 1))])
     strata = np.array(["a"] * 100 + ["b"] * 100, dtype=object)
     return {"memory": pred}, {"memory": np.ones(200)}, {"memory": strata}, {"memory": np.ones(200)}
 
 
+def _levels(got, lo, hi):
+    return got.chosen["memory"][lo:hi]
+
+
 def test_the_budget_goes_where_a_kill_buys_most():
     preds, asked, strata, weight = _month()
-    # hulls: a: (1 kill, 50) then (10, 60): 50 a kill, then 10/9; b: (1, 5) lies under the line to (10, 100):
-    # one step of 10 a kill.  11 kills: a's first step (1), then b's (10); a's second (9 more) does not fit
+    # a job of a: hull (0.01 kills, 0.5) at 50 a kill, then (0.1, 0.6) at 0.1 / 0.09 = 1.1 a kill; a job of b:
+    # (0.01, 0.05) lies under the line to (0.1, 1.0): one step at 10 a kill.  11 kills: the 100 first steps of a
+    # (1 kill), then the 100 of b (10); no second step of a fits
     got = allocate(preds, asked, strata, weight, LEVELS, 11.0)
-    assert got.level("memory", "a") == 0.99 and got.level("memory", "b") == 0.9
+    assert (_levels(got, 0, 100) == 0.99).all() and (_levels(got, 100, 200) == 0.9).all()
     assert got.expected_kills == pytest.approx(11.0)
-    # 5 kills: a's first step only; b's step of 10 does not fit, and closes b
+    # 5 kills: a's first steps (1 kill), then b's steps of 0.1 while they fit: 40 jobs of b, in job order
     got = allocate(preds, asked, strata, weight, LEVELS, 5.0)
-    assert got.level("memory", "a") == 0.99 and got.level("memory", "b") is None
-    assert got.expected_kills == pytest.approx(1.0)
+    assert (_levels(got, 0, 100) == 0.99).all()
+    assert (_levels(got, 100, 140) == 0.9).all() and np.isnan(_levels(got, 140, 200)).all()
+    assert got.expected_kills == pytest.approx(5.0)
     # 20 kills: everything at p90
     got = allocate(preds, asked, strata, weight, LEVELS, 20.0)
-    assert got.level("memory", "a") == 0.9 and got.level("memory", "b") == 0.9
+    assert (got.chosen["memory"] == 0.9).all()
     assert got.expected_kills == pytest.approx(20.0)
+
+
+def test_the_rows_say_per_stratum_what_was_chosen():
+    preds, asked, strata, weight = _month()
+    rows = {r["stratum"]: r for r in allocate(preds, asked, strata, weight, LEVELS, 5.0).rows}
+    assert rows["a"]["levels"] == {"0.99": 100} and rows["a"]["cut_jobs"] == 100
+    assert rows["b"]["levels"] == {"request": 60, "0.9": 40} and rows["b"]["cut_jobs"] == 40
+    assert rows["a"]["expected_kills"] == pytest.approx(1.0) and rows["b"]["expected_kills"] == pytest.approx(4.0)
+    assert rows["a"]["freed"] == pytest.approx(50.0) and rows["b"]["freed"] == pytest.approx(40.0)
 
 
 def test_applied_allocation_keeps_the_request_where_the_budget_did_not_reach():
     preds, asked, strata, weight = _month()
-    got = apply_allocation(allocate(preds, asked, strata, weight, LEVELS, 5.0), preds, strata, LEVELS)
+    got = apply_allocation(allocate(preds, asked, strata, weight, LEVELS, 5.0), preds, LEVELS)
     v = got["memory"]
-    assert (v[:100] == 0.5).all() and np.isnan(v[100:]).all()
+    assert (v[:100] == 0.5).all() and (v[100:140] == 0.0).all() and np.isnan(v[140:]).all()
+
+
+def test_a_large_job_is_cut_before_a_small_one_at_the_same_risk():
+    """Two jobs of one stratum with the same prediction (half their request at p90): the one that may hold it ten
+    times longer frees ten times more per kill, so a budget of one increment goes to it."""
+    preds = {"memory": np.tile([0.5, 1.0], (2, 1))}
+    asked = {"memory": np.ones(2)}
+    strata = {"memory": np.array(["s", "s"], dtype=object)}
+    got = allocate(preds, asked, strata, {"memory": np.array([1.0, 10.0])}, LEVELS, 0.1)
+    assert np.isnan(got.chosen["memory"][0]) and got.chosen["memory"][1] == 0.9
 
 
 def test_resources_compare_through_their_scale():
@@ -47,31 +72,42 @@ def test_resources_compare_through_their_scale():
     preds = {"memory": pred, "cpus": pred}
     strata = {k: np.array(["s"] * 100, dtype=object) for k in preds}
     ones = {k: np.ones(100) for k in preds}
-    # both free 50 at p99 (1 expected kill each); memory is worth 10 times less: a budget of one kill goes to cpus
+    # every job frees 0.5 at p99 (0.01 expected kills); memory is worth 10 times less: a budget of one kill goes
+    # to the 100 jobs' cores
     got = allocate(preds, ones, strata, ones, LEVELS, 1.0, scale={"memory": 0.1, "cpus": 1.0})
-    assert got.level("cpus", "s") == 0.99 and got.level("memory", "s") is None
+    assert (got.chosen["cpus"] == 0.99).all() and np.isnan(got.chosen["memory"]).all()
 
 
 def test_a_kill_is_priced_in_what_it_wastes():
-    """a: 100 jobs asking 1 unit, 0.4 at p90 and 0.5 at p99; c: 100 jobs asking 10, 9.5 at p90 and 9.9 at p99;
-    every job one hour.  Gross, a frees 60 / 50 and c 50 / 10; a kill wastes the cut amount for the run, so
-    net of (1 − τ) × Σ predicted: a 60 − 4 = 56 at p90 and 50 − 0.5 = 49.5 at p99; c 50 − 95 < 0 at p90 (never
-    taken) and 10 − 9.9 = 0.1 at p99."""
+    """a: 100 jobs asking 1 unit, 0.4 at p90 and 0.5 at p99, a kill wasting 1 (the whole attempt); c: 100 jobs
+    asking 10, 9.5 at p90 and 9.9 at p99, a kill wasting 5.  Gross, a job of a frees 0.6 / 0.5 and one of c
+    0.5 / 0.1; net of (1 − τ) × waste: a 0.6 − 0.1 = 0.5 at p90 and 0.5 − 0.01 = 0.49 at p99; c 0.5 − 0.5 = 0 at
+    p90 (nothing gained: never taken) and 0.1 − 0.05 = 0.05 at p99."""
     pred = np.vstack([np.tile([0.4, 0.5], (100, 1)), np.tile([9.5, 9.9], (100, 1))])
     preds = {"memory": pred}
     asked = {"memory": np.r_[np.ones(100), np.full(100, 10.0)]}
     strata = {"memory": np.array(["a"] * 100 + ["c"] * 100, dtype=object)}
     weight = {"memory": np.ones(200)}
-    # gross: a's hull (1, 50), (10, 60); c's (1, 10), (10, 50): steps 50, 10, 40/9, 10/9 a kill; 11 kills take
-    # a's first, c's two (c at p90) and leave a at p99
+    waste = {"memory": np.r_[np.ones(100), np.full(100, 5.0)]}
+    # gross, per job: a (0.01, 0.5), (0.1, 0.6); c (0.01, 0.1), (0.1, 0.5): steps 50, 10, 40/9, 10/9 a kill;
+    # 11 kills take a's first steps (1), c's first (1) and c's second (9): c at p90, a at p99
     gross = allocate(preds, asked, strata, weight, LEVELS, 11.0)
-    assert gross.level("memory", "a") == 0.99 and gross.level("memory", "c") == 0.9
-    # net: a's hull (1, 49.5), (10, 56): steps 49.5 and 6.5/9 = 0.72; c's only (1, 0.1): 0.1 a kill; 11 kills take
-    # a to p90 first, then c's step at p99
-    net = allocate(preds, asked, strata, weight, LEVELS, 11.0, kill_cost=True)
-    assert net.level("memory", "a") == 0.9 and net.level("memory", "c") == 0.99
+    assert (gross.chosen["memory"][:100] == 0.99).all() and (gross.chosen["memory"][100:] == 0.9).all()
+    # net: a (0.01, 0.49), (0.1, 0.5): steps 49 and 0.01 / 0.09 = 0.11 a kill; c only (0.01, 0.05): 5 a kill;
+    # 11 kills take a's first (1), c's (1), then a's second steps (9)
+    net = allocate(preds, asked, strata, weight, LEVELS, 11.0, waste=waste)
+    assert (net.chosen["memory"][:100] == 0.9).all() and (net.chosen["memory"][100:] == 0.99).all()
     assert net.expected_kills == pytest.approx(11.0)
     row = {r["stratum"]: r for r in net.rows}
-    assert row["a"]["freed"] == pytest.approx(56.0) and row["c"]["freed"] == pytest.approx(0.1)
-    # with a budget of 10 the c step no longer fits once a took 10
-    assert allocate(preds, asked, strata, weight, LEVELS, 10.0, kill_cost=True).level("memory", "c") is None
+    assert row["a"]["freed"] == pytest.approx(50.0) and row["c"]["freed"] == pytest.approx(5.0)
+    # 10 kills: after the first two steps 8 are left, 0.09 a job: 88 jobs of a at p90, 12 at p99
+    got = allocate(preds, asked, strata, weight, LEVELS, 10.0, waste=waste).chosen["memory"]
+    assert (got[:88] == 0.9).all() and (got[88:100] == 0.99).all() and (got[100:] == 0.99).all()
+
+
+def test_a_job_without_a_prediction_or_stratum_keeps_its_request():
+    preds = {"memory": np.array([[0.1, 0.2], [np.nan, np.nan], [0.1, 0.2]])}
+    strata = {"memory": np.array(["s", "s", None], dtype=object)}
+    got = allocate(preds, {"memory": np.ones(3)}, strata, {"memory": np.ones(3)}, LEVELS, 10.0)
+    assert got.chosen["memory"][0] == 0.9 and np.isnan(got.chosen["memory"][1:]).all()
+    assert [r["jobs"] for r in got.rows] == [1]
