@@ -120,7 +120,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
     chosen_k = {t: np.zeros(len(np.asarray(preds[t])), dtype=np.int64) for t in targets}
     spent = 0.0
     if chains:
-        ti, rows, frm, to, dr, slope = (np.concatenate(x) for x in zip(*chains))
+        ti, rows, frm, to, dr, slope = (np.concatenate(x) for x in zip(*chains, strict=True))
         o = np.lexsort((frm, rows, ti, -slope))
         ti, rows, frm, to, dr = ti[o], rows[o], frm[o], to[o], dr[o]
         # while the budget holds, every step is taken in order (a chain's steps come in its own order)
