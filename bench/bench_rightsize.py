@@ -153,16 +153,25 @@ def measure(store: Path, label: str) -> None:
         print(f"  {which}{' (recommended)' if which == name else ''}: {row.get('nodes_recovered')} nodes, "
               f"{row.get('kills')} kills")
         compare(held(month, requests_for(month, scen)), rules, ceiling)
-    worst = []
+    worst, atom = [], []
     for target, per in (summary.get("coverage_by_stratum") or {}).items():
         for lv, row in per.items():
             for s, v in row.items():
                 if s != "all" and v["jobs"] >= 1000 and v["coverage"] is not None:
-                    worst.append((abs(v["coverage"] - float(lv)), target, lv, s, v["jobs"], v["coverage"]))
+                    off = abs(v["coverage"] - float(lv))
+                    top = v.get("at_request") or 0.0
+                    # more than 1 - level of the stratum needs its whole request: only the request covers them
+                    (atom if off > 0.02 and v["coverage"] > float(lv) and top > 1 - float(lv) else worst).append(
+                        (off, target, lv, s, v["jobs"], v["coverage"], top))
     worst.sort(reverse=True)
     inside = sum(w[0] <= 0.02 for w in worst)
-    print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst)} within +-0.02 of their level; "
-          f"worst: " + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs)" for _, t, lv, s, n, c in worst[:4]))
+    print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst) + len(atom)} within +-0.02 of "
+          f"their level; {len(atom)} over it where more than 1 - level of the stratum's jobs needed their whole request "
+          f"(only the request covers them); worst others: "
+          + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs)" for _, t, lv, s, n, c, _ in worst[:4]))
+    if atom:
+        print("    at the request: " + "; ".join(f"{t} {s} at {lv}: {c:.3f}, {100 * a:.0f} % at the request"
+                                               for _, t, lv, s, n, c, a in sorted(atom, reverse=True)[:6]))
     gap = summary.get("gap")
     if gap:
         causes = ", ".join(f"{c['cause']} {c['nodes']:.1f}" for c in gap["by_cause"])

@@ -103,9 +103,12 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
 
 def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dict:
-    """``{target: {level: {"all" | stratum: {"jobs", "coverage"}}}}``: the share of predicted jobs whose need
-    the prediction covered, overall and per stratum (out of sample: every prediction is from the job's past)."""
-    from predictors.features import actual, eligible
+    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request"}}}}``: the share of predicted jobs
+    whose need the prediction covered, overall and per stratum (out of sample: every prediction is from the job's
+    past), and the share whose need reached the request (a run to its limit, a peak at its allocation): only the
+    request covers those, so where they are more than 1 − τ of a stratum, a bound that covers τ is the request
+    for every job the model cannot tell apart from them, and the stratum covers more than τ."""
+    from predictors.features import actual, eligible, request
     from predictors.models import level_label
 
     out = {}
@@ -113,6 +116,8 @@ def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dic
         if f"stratum_{stem}" not in frame:
             continue
         y = np.where(eligible(table, target), actual(table, target), np.nan)
+        with np.errstate(invalid="ignore"):
+            top = y >= request(table, target) * (1 - 1e-9)
         st = frame[f"stratum_{stem}"].astype("string").fillna("").to_numpy(dtype=object)
         per = {}
         for lv in levels:
@@ -122,10 +127,11 @@ def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dic
             p = frame[col].to_numpy(dtype=np.float64)
             ok = np.isfinite(p) & np.isfinite(y)
             hit = y <= p * (1 + 1e-9)
-            row = {"all": {"jobs": int(ok.sum()), "coverage": float(hit[ok].mean()) if ok.any() else None}}
+            row = {"all": {"jobs": int(ok.sum()), "coverage": float(hit[ok].mean()) if ok.any() else None,
+                           "at_request": float(top[ok].mean()) if ok.any() else None}}
             for s in sorted(set(st[ok])):
                 m = ok & (st == s)
-                row[s] = {"jobs": int(m.sum()), "coverage": float(hit[m].mean())}
+                row[s] = {"jobs": int(m.sum()), "coverage": float(hit[m].mean()), "at_request": float(top[m].mean())}
             per[str(float(lv))] = row
         out[target] = per
     return out
