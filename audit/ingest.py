@@ -112,7 +112,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
         if kind not in READABLE:
             if f in named and not (kind == "toml" and is_cluster_shape(f)):  # a named shape is taken as the shape
                 raise InputError(f"{f}: not a recognised accounting format (detected {kind!r}); "
-                                 "use --format sacct|sacct-json|swf")
+                                 "use --format sacct|sacct-json|swf|pbs|lsf|sge")
             skipped.append({"file": str(f), "detected": kind})
             continue
         result = read_jobs_file(f, kind, cluster=cluster, timezone=timezone, delimiter=delimiter)

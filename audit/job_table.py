@@ -101,6 +101,9 @@ CAVEATS = {
     "end_from_last_sample": "no completion time was recorded: the end is the pod's last kube-state-metrics sample",
     "relative_times": "the trace gives times as offsets from an undisclosed origin: read as seconds after 1970-01-01 UTC",
     "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus is the share when the trace gives it (gpu_milli), else counts devices shared with others",
+    # --- PBS Pro / OpenPBS / Torque (audit/readers/pbs.py) ---
+    # --- LSF (audit/readers/lsf.py) ---
+    # --- Grid Engine (audit/readers/sge.py) ---
 }
 
 

@@ -110,8 +110,10 @@ def ledger_dict(files: list[FileLedger]) -> dict:
 
 @dataclass
 class ReadResult:
-    """What every ``read_<source>()`` returns: canonical jobs, the file's ledger and its quarantined rows."""
+    """What every ``read_<source>()`` returns: canonical jobs, the file's ledger and its quarantined rows, and
+    where the format names them, the per-node placements of its jobs (:data:`audit.node_table.PLACEMENT_COLUMNS`)."""
 
     jobs: object  # pandas.DataFrame in the canonical schema
     ledger: FileLedger
     quarantine: Quarantine
+    placements: object = None  # pandas.DataFrame of audit.node_table.PLACEMENT_COLUMNS, or None

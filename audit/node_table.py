@@ -17,6 +17,26 @@ from .ledger import FileLedger, Quarantine
 NODE_COLUMNS = ("cluster", "node", "pool", "cpus", "mem_bytes", "gpus", "gpu_type", "gpu_mem_bytes", "zone",
                 "region", "rack", "instance_type")
 
+#: what an accounting record says a job held on one node (``ReadResult.placements``), the evidence a cluster
+#: shape is inferred from when none is given: ``cpus`` the cores or slots it held there, ``cpu_index_max`` the
+#: highest CPU index it was placed on (PBS ``exec_host`` ``node/7``; null where the format gives none),
+#: ``mem_bytes`` and ``gpus`` what it held there (null where unknown), ``partition`` its partition or queue
+PLACEMENT_COLUMNS = {"cluster": "string", "node": "string", "job_id": "string", "partition": "string",
+                     "cpus": "Float64", "cpu_index_max": "Int64", "mem_bytes": "Int64", "gpus": "Float64"}
+
+
+def conform_placements(df: pd.DataFrame | None) -> pd.DataFrame:
+    """``df`` with exactly the :data:`PLACEMENT_COLUMNS`, in order and dtype (missing ones null); an empty table
+    for None."""
+    if df is None:
+        df = pd.DataFrame()
+    extra = set(df.columns) - set(PLACEMENT_COLUMNS)
+    if extra:
+        raise ValueError(f"columns outside the placements table: {sorted(extra)}")
+    n = len(df)
+    return pd.DataFrame({c: (df[c].reset_index(drop=True) if c in df else pd.Series([pd.NA] * n)).astype(t)
+                         for c, t in PLACEMENT_COLUMNS.items()})
+
 
 @dataclass
 class NodesResult:

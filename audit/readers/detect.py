@@ -6,10 +6,13 @@ import re
 from pathlib import Path
 
 from ..textio import InputError, read_head
+from .lsf import looks_like_lsf
+from .pbs import looks_like_pbs
 from .sacct.fields import is_header
+from .sge import looks_like_sge
 
 #: formats whose reader yields jobs (the canonical job table)
-READABLE = ("sacct", "sacct-json", "swf", "k8s-pods", "alibaba-pods")
+READABLE = ("sacct", "sacct-json", "swf", "pbs", "lsf", "sge", "k8s-pods", "alibaba-pods")
 #: formats whose reader yields telemetry samples or GPU holds (joined to jobs after reading)
 TELEMETRY = ("prometheus-json", "prometheus-text", "gpu-index", "cgroup-ttar", "alibaba-genai")
 #: formats whose reader yields the cluster shape (nodes)
@@ -29,7 +32,7 @@ def _sacct_header(line: str) -> bool:
 
 
 def detect_format(path) -> str:
-    """One of ``sacct``, ``sacct-json``, ``swf``, ``k8s-pods``, ``k8s-nodes``, ``prometheus-json``,
+    """One of ``sacct``, ``sacct-json``, ``swf``, ``pbs``, ``lsf``, ``sge``, ``k8s-pods``, ``k8s-nodes``, ``prometheus-json``,
     ``prometheus-text``, ``gpu-index``, ``cgroup-ttar``, ``alibaba-pods``, ``alibaba-nodes``, ``alibaba-genai``,
     ``toml``, ``csv``, ``json`` or ``unknown``."""
     p = Path(path)
@@ -56,6 +59,9 @@ def detect_format(path) -> str:
     first = lines[0]
     if _sacct_header(first) or _SACCT_JOBID.match(first):
         return "sacct"
+    for name, looks in (("pbs", looks_like_pbs), ("lsf", looks_like_lsf), ("sge", looks_like_sge)):
+        if looks(lines):
+            return name
     csv_kind = _csv_kind(head, lines)
     if csv_kind:
         return csv_kind

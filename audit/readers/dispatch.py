@@ -17,9 +17,12 @@ from .cgroup import read_cgroup
 from .gpu_index import read_gpu_index
 from .k8s.nodes import read_k8s_nodes
 from .k8s.pods import read_k8s_pods
+from .lsf import read_lsf
+from .pbs import read_pbs
 from .prometheus import read_prometheus
 from .sacct.json_jobs import read_sacct_json
 from .sacct.text import read_sacct
+from .sge import read_sge
 from .swf import read_swf
 
 #: accounting format → reader
@@ -27,6 +30,9 @@ JOB_READERS = {
     "sacct": read_sacct,
     "sacct-json": read_sacct_json,
     "swf": read_swf,
+    "pbs": read_pbs,
+    "lsf": read_lsf,
+    "sge": read_sge,
     "k8s-pods": read_k8s_pods,
     "alibaba-pods": read_alibaba_pods,
 }
@@ -47,12 +53,15 @@ NODE_READERS = {
 
 def read_jobs_file(path: Path, fmt: str, *, cluster: str | None = None, timezone: str = "UTC",
                    delimiter: str | None = None) -> ReadResult:
-    """Dispatch one accounting file to its ``read_<source>()``; ``timezone`` and ``delimiter`` are sacct text's."""
+    """Dispatch one accounting file to its ``read_<source>()``; ``timezone`` (the zone local stamps are in: sacct
+    text's, PBS's) and ``delimiter`` (sacct text's)."""
     if fmt not in JOB_READERS:
         raise InputError(f"{path}: no reader for format {fmt!r}")
     reader = JOB_READERS[fmt]
     if fmt == "sacct":
         return reader(path, cluster=cluster, timezone=timezone, delimiter=delimiter)
+    if fmt in ("pbs", "lsf", "sge"):
+        return reader(path, cluster=cluster, timezone=timezone)
     return reader(path, cluster=cluster)
 
 
