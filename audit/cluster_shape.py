@@ -40,7 +40,7 @@ GIB = 2**30
 #: workload classes of a partition (the generator's profile describes the jobs of each)
 KINDS = ("cpu", "bigmem", "gpu", "debug")
 #: keys of the file itself (``groups`` is read as ``node_groups``; a ``[cluster]`` table holding them is too)
-SHAPE_KEYS = ("name", "node_groups", "partitions", "strict_partitions", "procs")
+SHAPE_KEYS = ("name", "inferred", "node_groups", "partitions", "strict_partitions", "procs")
 GROUP_KEYS = ("name", "count", "cpus", "mem_bytes", "mem_gib", "gpus", "gpu_type", "gpu_mem_bytes", "gpu_mem_gib",
               "gpu_model", "partition", "partitions", "switch", "nodes_per_switch", "racks", "prefix", "digits",
               "nodes")
@@ -101,6 +101,7 @@ class ClusterShape:
     partitions: tuple
     strict_partitions: bool = False
     procs: int | None = None
+    inferred: str | None = None  # what the shape was inferred from (audit.shape_inference); None: given
 
     def require(self, *needs: str) -> ClusterShape:
         """Check what a consumer needs beyond the format, and return the shape.
@@ -132,7 +133,8 @@ def load_cluster_shape(spec, *, source: str = "cluster shape") -> ClusterShape:
         raise ClusterShapeError(f"{source}: duplicate node group names: {names}")
     return ClusterShape(source=source, name=_text(spec, "name", source, None), groups=groups,
                         partitions=_partitions(spec.get("partitions", []), groups, source),
-                        strict_partitions=_flag(spec, "strict_partitions", source), procs=procs)
+                        strict_partitions=_flag(spec, "strict_partitions", source), procs=procs,
+                        inferred=_text(spec, "inferred", source, None))
 
 
 def is_cluster_shape(path) -> bool:
@@ -154,7 +156,9 @@ def toml_text(spec: dict) -> str:
             return "[" + ", ".join(val(x) for x in v) + "]"
         return json.dumps(str(v))
 
-    lines = [f"name = {val(spec.get('name', 'k8s'))}", ""]
+    lines = [f"name = {val(spec.get('name', 'k8s'))}"]
+    lines += [f"{k} = {val(spec[k])}" for k in ("inferred", "strict_partitions", "procs") if spec.get(k) is not None]
+    lines.append("")
     for table in ("partitions", "node_groups"):
         for item in spec.get(table, []):
             lines.append(f"[[{table}]]")

@@ -14,6 +14,7 @@ import pandas as pd
 from .cluster_shape import is_cluster_shape
 from .job_table import conform, empty_jobs
 from .ledger import Quarantine, ledger_dict
+from .node_table import conform_placements
 from .readers import (
     NODES,
     READABLE,
@@ -24,6 +25,7 @@ from .readers import (
     read_jobs_file,
     read_pilot,
 )
+from .shape_inference import infer_shape
 from .store import read_jobs, write_store
 from .telemetry import TelemetryInputs, clear_telemetry_store, write_telemetry_store
 from .textio import InputError
@@ -36,15 +38,16 @@ class IngestResult:
     quarantine: Quarantine
     out: Path | None = None
     skipped: list = field(default_factory=list)
-    cluster_shape: Path | None = None
+    cluster_shape: Path | dict | None = None  # a shape file among the inputs, or a shape dict (a pilot's, inferred)
     telemetry: pd.DataFrame | None = None
     job_telemetry: pd.DataFrame | None = None
     nodes: pd.DataFrame | None = None
+    placements: pd.DataFrame | None = None
 
 
 def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
                 telemetry_out: Path | None = None, extract_to: Path | None = None, stage=None,
-                delimiter: str | None = None) -> IngestResult:
+                delimiter: str | None = None, cluster_shape=None) -> IngestResult:
     """Read files and folders; files in a folder that hold nothing we read are listed as skipped.
 
     A file named directly must be readable in the given (or detected) format, else :class:`InputError`.
@@ -55,6 +58,9 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     ``stage(name)`` (a context manager, e.g. :meth:`audit.progress.Progress.stage`) times the telemetry join
     as ``telemetry``.
     ``delimiter`` is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
+    ``cluster_shape`` (a TOML path or dict) is the shape to use; without it, one among the inputs, else a pilot's or
+    a node list's, else the one the accounting's node lists show (:mod:`audit.shape_inference`, marked
+    ``inferred``).  ``IngestResult.ledger["cluster_shape"]`` says which (:func:`shape_provenance`).
     """
     with ExitStack() as stack:
         pilots, paths = _open_pilots(paths, extract_to, stack)
@@ -63,7 +69,32 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                               delimiter=delimiter)
         if pilots:
             result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
+        if cluster_shape is not None:
+            result.cluster_shape = cluster_shape
+        elif result.cluster_shape is None and (result.nodes is None or not len(result.nodes)):
+            # no shape among the inputs: the one the accounting's node lists show (audit.shape_inference)
+            result.cluster_shape = infer_shape(result.jobs, result.placements)
+        result.ledger["cluster_shape"] = shape_provenance(result.cluster_shape, result.nodes,
+                                                         given=cluster_shape is not None)
         return result
+
+
+def shape_provenance(shape, nodes=None, *, given: bool = False) -> dict | None:
+    """Where the run's cluster shape came from, for the ledger and the report's data-quality appendix:
+    ``source`` (``given``: named by the user; ``input``: a shape file among the inputs; ``pilot``: a collector's
+    node list; ``nodes``: a Kubernetes or Alibaba node list; ``inferred``: the accounting's node lists), and for
+    an inferred shape what it rests on and its node groups."""
+    if shape is None:
+        return None if nodes is None or not len(nodes) else {"source": "nodes", "nodes": int(len(nodes))}
+    if isinstance(shape, dict) and shape.get("inferred"):
+        groups = [{k: g.get(k) for k in ("name", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "partitions")}
+                  for g in shape.get("node_groups", [])]
+        return {"source": "inferred", "basis": shape["inferred"], "nodes": sum(g["count"] for g in groups),
+                "node_groups": groups}
+    if given:
+        return {"source": "given", "file": str(shape) if not isinstance(shape, dict) else None}
+    return {"source": "pilot" if isinstance(shape, dict) else "input",
+            "file": None if isinstance(shape, dict) else str(shape)}
 
 
 def _open_pilots(paths, extract_to, stack) -> tuple[list, list]:
@@ -101,7 +132,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
                  delimiter=None) -> IngestResult:
     named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
-    frames, ledgers, skipped = [], [], []
+    frames, ledgers, skipped, placed = [], [], [], []
     quarantine = Quarantine()
     extra = TelemetryInputs(cluster=cluster, sink=telemetry_out)
     for f in files:
@@ -121,6 +152,8 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
         quarantine.extend(result.quarantine.rows)
         if getattr(result, "pods", None) is not None:
             extra.pods.append(result.pods)
+        if result.placements is not None and len(result.placements):
+            placed.append(conform_placements(result.placements))
     if not ledgers and not extra.ledgers and not extra.pending:
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
@@ -136,17 +169,20 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
     shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and is_cluster_shape(s["file"])]
     return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
-                        telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes)
+                        telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes,
+                        placements=pd.concat(placed, ignore_index=True) if placed else None)
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
-           pseudonyms=None, stage=None, extract_to=None, delimiter: str | None = None) -> IngestResult:
+           pseudonyms=None, stage=None, extract_to=None, delimiter: str | None = None,
+           cluster_shape=None) -> IngestResult:
     """Read the inputs and write the store in ``out``: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb.
     A pilot tarball among the inputs is unpacked into ``extract_to`` (default ``out/pilot``; with
     ``pseudonyms``, a temporary folder, so that no raw export with real names is left among the outputs).
 
     ``pseudonyms`` (:class:`audit.anonymise.Pseudonyms`): users and accounts are replaced before anything but
-    the streamed telemetry is written, and that is rewritten with its labels scrubbed."""
+    the streamed telemetry is written, and that is rewritten with its labels scrubbed.  ``cluster_shape``: as for
+    :func:`read_inputs`; the store keeps the shape used as ``cluster_shape.toml``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_telemetry_store(out)
@@ -156,7 +192,7 @@ def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezon
                           if pseudonyms is not None else out / "pilot")
         result = read_inputs(paths, cluster=cluster, fmt=fmt, timezone=timezone,
                              telemetry_out=out / "telemetry.parquet", stage=stage, extract_to=Path(extract_to),
-                             delimiter=delimiter)
+                             delimiter=delimiter, cluster_shape=cluster_shape)
         result.out = out
         if pseudonyms is not None:
             _anonymise(result, pseudonyms, out)

@@ -66,8 +66,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
     with prog.stage("ingest"):
         ing = ingest(paths, out, cluster=cluster, fmt=fmt, timezone=timezone,
                      pseudonyms=Pseudonyms(cfg.salt) if cfg.anonymise else None, stage=prog.stage,
-                     extract_to=extract_to, delimiter=delimiter)
-    shape = cluster_shape or ing.cluster_shape
+                     extract_to=extract_to, delimiter=delimiter, cluster_shape=cluster_shape)
+    shape = ing.cluster_shape
     book = price_book or cfg.price_book
     with prog.stage("accounting"):
         acc = account_jobs(ing.jobs, price_book=book, cluster_shape=shape, thresholds=cfg.thresholds)

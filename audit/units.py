@@ -181,6 +181,42 @@ def tres_value(col, key: str) -> pa.Array:
     return pc.take(found, pa.array(pick, mask=pick < 0))
 
 
+def compress_hostlist(names: list[str]) -> str:
+    """Node names → a Slurm hostlist (``cn[001-003,007],gh001``), keeping the given prefixes and widths (a name
+    without trailing digits stands as it is); the inverse of :func:`expand_hostlist`."""
+    by_prefix: dict[tuple, list[int]] = {}
+    order = []
+    for n in names:
+        k = len(n)
+        while k and n[k - 1].isdigit():
+            k -= 1
+        key = (n[:k], len(n) - k) if k < len(n) else (n, 0)
+        if key not in by_prefix:
+            by_prefix[key] = []
+            order.append(key)
+        by_prefix[key].append(int(n[k:]) if key[1] else -1)
+    out = []
+    for prefix, width in order:
+        nums = sorted(set(by_prefix[(prefix, width)]))
+        if not width:
+            out.append(prefix)
+            continue
+        if len(nums) == 1:
+            out.append(f"{prefix}{nums[0]:0{width}d}")
+            continue
+        runs, a, b = [], nums[0], nums[0]
+        for x in nums[1:]:
+            if x == b + 1:
+                b = x
+            else:
+                runs.append((a, b))
+                a = b = x
+        runs.append((a, b))
+        body = ",".join(f"{x:0{width}d}" if x == y else f"{x:0{width}d}-{y:0{width}d}" for x, y in runs)
+        out.append(f"{prefix}[{body}]")
+    return ",".join(out)
+
+
 def expand_hostlist(expr: str) -> list[str]:
     """Expand a Slurm hostlist such as ``d09n04s[01-02],d13n[03,05,07-08]`` into host names."""
     hosts: list[str] = []

@@ -515,7 +515,34 @@ def quality(run, fmt: Formatter) -> dict:
                 [[c["caveat"], c["meaning"], c["jobs"], c["share_of_core_hours"], c["share_of_gpu_hours"]]
                  for c in run.summary.get("caveats", [])])
     tables = [ledger] + [t for t in (reasons, sample, cav) if t["rows"]]
-    return {"tables": tables, "balanced": bool(led.get("balanced"))}
+    src = led.get("cluster_shape") or {}
+    shape_note = _shape_note(src)
+    if src.get("source") == "inferred":
+        tables.append(table("cluster_shape_inferred",
+                            "Cluster shape inferred from the accounting's node lists (capacities are lower bounds)",
+                            [("node group", "text"), ("nodes", "int"), ("cores a node", "int"),
+                             ("memory a node", "gib"), ("GPUs a node", "int"), ("GPU type", "text"),
+                             ("partitions", "text")],
+                            [[g.get("name"), g.get("count"), g.get("cpus"), (g.get("mem_bytes") or 0) / 2**30, g.get("gpus"),
+                              g.get("gpu_type"), ", ".join(g.get("partitions") or [])]
+                             for g in src.get("node_groups", [])]))
+    return {"tables": tables, "balanced": bool(led.get("balanced")), "shape_note": shape_note,
+            "shape_inferred": src.get("source") == "inferred"}
+
+
+def _shape_note(src: dict) -> str:
+    """One sentence on where the cluster shape came from."""
+    where = {"given": "the cluster-shape file given", "input": "the cluster-shape file among the inputs",
+             "pilot": "the node list the pilot collector read", "nodes": "the node list among the inputs"}
+    source = src.get("source")
+    if source == "inferred":
+        return (f"No cluster shape was given: the shape was inferred from the node lists of the accounting "
+                f"({src.get('nodes')} nodes in {len(src.get('node_groups', []))} groups): {src.get('basis')}. "
+                "A node never filled is larger than it looks, so capacity and recoverable nodes rest on lower "
+                "bounds; give the cluster's shape (--cluster-shape) for exact figures.")
+    if source in where:
+        return f"The cluster shape is {where[source]}."
+    return "No cluster shape: figures that need the nodes (occupancy by partition, the what-if) are left out."
 
 
 def shorten(text, limit: int = 160) -> str:

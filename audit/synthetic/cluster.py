@@ -11,6 +11,7 @@ import numpy as np
 
 from ..cluster_shape import GIB, ClusterShape, ClusterShapeError, load_cluster_shape
 from ..textio import parse_toml
+from ..units import compress_hostlist  # noqa: F401  (the generator writes node lists with it)
 
 DEFAULT_CLUSTER = "cluster.toml"
 
@@ -101,36 +102,6 @@ def build_cluster(shape: ClusterShape) -> Cluster:
     )
 
 
-def compress_hostlist(names: list[str]) -> str:
-    """Node names → a Slurm hostlist (``cn[001-003,007],gh001``), keeping the given prefixes and widths."""
-    by_prefix: dict[tuple, list[int]] = {}
-    order = []
-    for n in names:
-        k = len(n)
-        while k and n[k - 1].isdigit():
-            k -= 1
-        key = (n[:k], len(n) - k)
-        if key not in by_prefix:
-            by_prefix[key] = []
-            order.append(key)
-        by_prefix[key].append(int(n[k:]))
-    out = []
-    for prefix, width in order:
-        nums = sorted(set(by_prefix[(prefix, width)]))
-        if len(nums) == 1:
-            out.append(f"{prefix}{nums[0]:0{width}d}")
-            continue
-        runs, a, b = [], nums[0], nums[0]
-        for x in nums[1:]:
-            if x == b + 1:
-                b = x
-            else:
-                runs.append((a, b))
-                a = b = x
-        runs.append((a, b))
-        body = ",".join(f"{x:0{width}d}" if x == y else f"{x:0{width}d}-{y:0{width}d}" for x, y in runs)
-        out.append(f"{prefix}[{body}]")
-    return ",".join(out)
 
 
 def _fmt_limit(s: int) -> str:

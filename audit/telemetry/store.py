@@ -15,7 +15,7 @@ from ..textio import read_toml
 
 
 def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: pd.DataFrame | None,
-                          nodes: pd.DataFrame | None, cluster_shape: Path | None = None) -> Path | None:
+                          nodes: pd.DataFrame | None, cluster_shape: Path | dict | None = None) -> Path | None:
     """Write what exists; return the path of the cluster shape written (from the nodes, or the one among
     the inputs; else None).
 
@@ -36,15 +36,18 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
         tables["nodes"] = out / "nodes.parquet"
         spec = shape_dict(nodes, str(nodes["cluster"].iloc[0]))
         if cluster_shape is not None:
-            base = read_toml(cluster_shape)
+            base = cluster_shape if isinstance(cluster_shape, dict) else read_toml(cluster_shape)
             spec = {"name": base.get("name", spec["name"]),
                     "partitions": [{"name": p["name"]} for p in base.get("partitions", [])] + spec["partitions"],
                     "node_groups": [_flat(g) for g in base.get("node_groups", [])] + spec["node_groups"]}
         shape = out / "cluster_shape.toml"
         shape.write_text(toml_text(spec), encoding="utf-8")
-    elif cluster_shape is not None:  # the shape among the inputs, kept with the store it describes
+    elif cluster_shape is not None:  # the shape among the inputs (or inferred), kept with the store it describes
         shape = out / "cluster_shape.toml"
-        shape.write_bytes(Path(cluster_shape).read_bytes())
+        if isinstance(cluster_shape, dict):
+            shape.write_text(toml_text(cluster_shape), encoding="utf-8")
+        else:
+            shape.write_bytes(Path(cluster_shape).read_bytes())
     con = duckdb.connect(str(out / "reclaim.duckdb"))
     try:
         for name in ("telemetry", "job_telemetry", "nodes"):
