@@ -37,94 +37,155 @@ def _num(jobs: pd.DataFrame, col: str) -> np.ndarray:
     return pd.to_numeric(jobs[col], errors="coerce").astype("float64").to_numpy(na_value=np.nan)
 
 
-def placements_from_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
-    """One placement per job and node named in ``node_list`` (Slurm's hostlist form), with the job's allocation
-    shared out evenly over its nodes (cores rounded up); no CPU index.  Jobs without a node list give none."""
+def _evidence(jobs: pd.DataFrame) -> pd.DataFrame:
+    """One row per job and node named in ``node_list``, with the job's row and its allocation shared out evenly
+    over its nodes: ``row, node, cpus, mem_bytes, gpus`` (``node`` categorical: few distinct names)."""
+    empty = pd.DataFrame({"row": np.zeros(0, np.int64), "node": pd.Categorical([]), "cpus": np.zeros(0),
+                          "mem_bytes": np.zeros(0), "gpus": np.zeros(0)})
     if "node_list" not in jobs or not len(jobs):
-        return conform_placements(None)
-    has = jobs["node_list"].notna().to_numpy() & (jobs["node_list"].astype("string").fillna("").str.len() > 0).to_numpy()
+        return empty
+    text = jobs["node_list"].astype("string")
+    has = (text.fillna("").str.len() > 0).to_numpy(dtype=bool)
     rows = np.flatnonzero(has)
     if not len(rows):
-        return conform_placements(None)
-    lists = jobs["node_list"].astype("string").iloc[rows]
-    # a single host (most jobs) is its own name; only lists with brackets or commas are expanded, once each
-    plain = ~(lists.str.contains("[", regex=False) | lists.str.contains(",", regex=False)).to_numpy(dtype=bool)
-    names = list(lists.to_numpy()[plain])
-    owner = list(rows[plain])
-    expanded: dict = {}
-    for text in pd.unique(lists.to_numpy()[~plain]):
+        return empty
+    codes, uniques = pd.factorize(text.to_numpy()[rows])
+    expanded = []
+    for t in uniques:  # each distinct list once: a single host is its own name
+        if "[" not in t and "," not in t:
+            expanded.append([t])
+            continue
         try:
-            expanded[text] = expand_hostlist(str(text))
+            expanded.append(expand_hostlist(str(t)))
         except (ValueError, IndexError):  # a list the accounting mangled: no evidence from it
-            expanded[text] = []
-    for r, text in zip(rows[~plain], lists.to_numpy()[~plain], strict=True):
-        hosts = expanded[text]
-        names += hosts
-        owner += [r] * len(hosts)
-    owner = np.asarray(owner, dtype=np.int64)
-    per = np.bincount(owner, minlength=len(jobs)).astype(np.float64)
-    count = np.where(per > 0, per, np.nan)
-    nodes = np.fmax(_num(jobs, "alloc_nodes"), count)  # a job's own count when its list is shorter
+            expanded.append([])
+    names, host_of = np.unique(np.array([h for hs in expanded for h in hs] or [""], dtype=object),
+                               return_inverse=True)
+    sizes = np.array([len(h) for h in expanded], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    # each job's hosts: its list's run of the flattened names, gathered without a loop over jobs
+    n_each = sizes[codes]
+    owner = np.repeat(rows, n_each)
+    offset = np.arange(n_each.sum()) - np.repeat(np.cumsum(n_each) - n_each, n_each)
+    node = host_of[np.repeat(starts[codes], n_each) + offset]
+    count = np.zeros(len(jobs))
+    count[rows] = n_each
+    nodes = np.fmax(_num(jobs, "alloc_nodes"), np.where(count > 0, count, np.nan))  # a job's own count if larger
     cpus = np.ceil(_num(jobs, "alloc_cpus") / nodes - 1e-9)
     mem = np.floor(_num(jobs, "alloc_mem_bytes") / nodes)
     gpus = np.ceil(_num(jobs, "alloc_gpus") / nodes - 1e-9)
-    part = jobs["partition"].astype("string").to_numpy() if "partition" in jobs else np.full(len(jobs), None)
+    return pd.DataFrame({"row": owner, "node": pd.Categorical.from_codes(node, categories=list(names)),
+                         "cpus": cpus[owner], "mem_bytes": mem[owner], "gpus": gpus[owner]})
+
+
+def placements_from_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """One placement per job and node named in ``node_list`` (Slurm's hostlist form), with the job's allocation
+    shared out evenly over its nodes (cores rounded up); no CPU index.  Jobs without a node list give none."""
+    ev = _evidence(jobs)
+    if not len(ev):
+        return conform_placements(None)
+    r = ev["row"].to_numpy()
+    part = jobs["partition"].astype("string").to_numpy()[r] if "partition" in jobs else None
     return conform_placements(pd.DataFrame({
-        "cluster": jobs["cluster"].astype("string").to_numpy()[owner],
-        "node": pd.array(names, dtype="string"),
-        "job_id": jobs["job_id"].astype("string").to_numpy()[owner],
-        "partition": part[owner],
-        "cpus": cpus[owner], "mem_bytes": pd.array(np.where(np.isfinite(mem[owner]), mem[owner], np.nan),
-                                                   dtype="Float64").round().astype("Int64"),
-        "gpus": gpus[owner],
-    }))
+        "cluster": jobs["cluster"].astype("string").to_numpy()[r], "node": ev["node"].astype(str).to_numpy(),
+        "job_id": jobs["job_id"].astype("string").to_numpy()[r], "partition": part,
+        "cpus": ev["cpus"].to_numpy(), "mem_bytes": pd.array(ev["mem_bytes"].to_numpy(), dtype="Float64").round()
+        .astype("Int64"), "gpus": ev["gpus"].to_numpy()}))
+
+
+def _light(placements: pd.DataFrame) -> pd.DataFrame:
+    """The readers' placements in the evidence's form, with their own cluster, partition and job."""
+    p = conform_placements(placements)
+    p = p[p["node"].notna() & (p["node"].str.len() > 0)]
+    cpus = np.fmax(p["cpus"].astype("float64").to_numpy(na_value=np.nan),
+                   p["cpu_index_max"].astype("float64").to_numpy(na_value=np.nan) + 1)
+    return pd.DataFrame({"cluster": p["cluster"].fillna("").astype(str).to_numpy(), "node": p["node"].astype(str).to_numpy(),
+                         "partition": p["partition"].fillna("").astype(str).to_numpy(), "cpus": cpus,
+                         "mem_bytes": p["mem_bytes"].astype("float64").to_numpy(na_value=np.nan),
+                         "gpus": p["gpus"].astype("float64").to_numpy(na_value=np.nan),
+                         "gpu_type": pd.array([pd.NA] * len(p), dtype="string"),
+                         "job_id": p["job_id"].fillna("").astype(str).to_numpy()})
+
+
+def _capacity(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per node: ``cluster, node, partitions, cpus, mem_bytes, gpus, gpu_type, jobs`` from evidence rows
+    ``cluster, node, partition, cpus, mem_bytes, gpus, gpu_type`` (the numbers' maxima; partitions sorted and
+    joined; the GPU type the GPU rows name most)."""
+    cols = ["cluster", "node", "partitions", "cpus", "mem_bytes", "gpus", "gpu_type", "jobs"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    keys = ["cluster", "node", "partition"]
+    # first per (node, partition): few rows, then per node
+    per = frame.groupby(keys, sort=True, observed=True).agg(cpus=("cpus", "max"), mem_bytes=("mem_bytes", "max"),
+                                                             gpus=("gpus", "max"), jobs=("cpus", "size")).reset_index()
+    per = per[per["jobs"] > 0]
+    g = per.groupby(["cluster", "node"], sort=True, observed=True)
+    out = g.agg(cpus=("cpus", "max"), mem_bytes=("mem_bytes", "max"), gpus=("gpus", "max"), jobs=("jobs", "sum"))
+    out["partitions"] = g["partition"].agg(lambda x: ",".join(sorted({str(v) for v in x if str(v)})))
+    gt = frame[frame["gpu_type"].notna() & (frame["gpus"].fillna(0) > 0)]
+    if len(gt):
+        mode = gt.groupby(["cluster", "node"], sort=True, observed=True)["gpu_type"] \
+            .agg(lambda x: x.value_counts().sort_index().idxmax())
+        out["gpu_type"] = mode
+    else:
+        out["gpu_type"] = pd.NA
+    out = out.reset_index()
+    out["node"] = out["node"].astype(str)
+    out["cluster"] = out["cluster"].astype(str)
+    return out[cols]
 
 
 def node_capacity(placements: pd.DataFrame, jobs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per node: ``cluster, node, partitions`` (the partitions its jobs ran in, sorted), ``cpus``, ``mem_bytes``,
-    ``gpus`` (the most one job held there, cores also from the highest CPU index), ``gpu_type``, ``jobs`` (the
-    placements seen)."""
-    p = conform_placements(placements)
-    p = p[p["node"].notna() & (p["node"].str.len() > 0)]
-    if not len(p):
-        return pd.DataFrame(columns=["cluster", "node", "partitions", "cpus", "mem_bytes", "gpus", "gpu_type", "jobs"])
-    cpus = np.fmax(p["cpus"].astype("float64").to_numpy(na_value=np.nan),
-                   p["cpu_index_max"].astype("float64").to_numpy(na_value=np.nan) + 1)
-    frame = pd.DataFrame({"cluster": p["cluster"].fillna(""), "node": p["node"], "cpus": cpus,
-                          "mem_bytes": p["mem_bytes"].astype("float64").to_numpy(na_value=np.nan),
-                          "gpus": p["gpus"].astype("float64").to_numpy(na_value=np.nan),
-                          "partition": p["partition"].fillna(""), "job_id": p["job_id"]})
-    if jobs is not None and "gpu_type" in jobs and len(jobs):
-        types = jobs[["cluster", "job_id", "gpu_type"]].dropna().drop_duplicates(["cluster", "job_id"])
-        frame = frame.merge(types.astype({"cluster": "string", "job_id": "string"}), how="left",
-                            on=["cluster", "job_id"])
-    else:
-        frame["gpu_type"] = pd.NA
-    keys = ["cluster", "node"]
-    g = frame.groupby(keys, sort=True)
-    out = g.agg(cpus=("cpus", "max"), mem_bytes=("mem_bytes", "max"), gpus=("gpus", "max"), jobs=("job_id", "size"))
-    out["partitions"] = g["partition"].agg(lambda s: ",".join(sorted({x for x in s if x})))
-    gt = frame[frame["gpu_type"].notna() & (frame["gpus"].fillna(0) > 0)]
-    mode = gt.groupby(keys)["gpu_type"].agg(lambda s: s.value_counts().sort_index().idxmax()) if len(gt) else None
-    out["gpu_type"] = mode if mode is not None else pd.NA
-    return out.reset_index()[["cluster", "node", "partitions", "cpus", "mem_bytes", "gpus", "gpu_type", "jobs"]]
+    ``gpus`` (the most one job held there, cores also from the highest CPU index), ``gpu_type`` (from ``jobs``:
+    the type its GPU jobs asked for most), ``jobs`` (the placements seen)."""
+    frame = _light(placements)
+    if jobs is not None and "gpu_type" in jobs and len(jobs) and len(frame):
+        types = dict(zip(zip(jobs["cluster"].astype(str), jobs["job_id"].astype(str), strict=True),
+                         jobs["gpu_type"].astype("string"), strict=True))
+        frame["gpu_type"] = pd.array([types.get(k) for k in zip(frame["cluster"], frame["job_id"], strict=True)],
+                                     dtype="string")
+    return _capacity(frame)
 
 
 def infer_shape(jobs: pd.DataFrame, placements: pd.DataFrame | None = None, *, name: str | None = None) -> dict | None:
-    """The cluster-shape dict (the TOML layout of :mod:`audit.cluster_shape`, with ``inferred``) from the jobs'
-    node lists and the readers' placements (a job with placements of its own is not also read from its node
-    list); None when no job names a node."""
-    given = conform_placements(placements)
-    if len(jobs):
-        placed = set(zip(given["cluster"].fillna(""), given["job_id"].fillna(""), strict=True))
-        if placed:
-            key = list(zip(jobs["cluster"].astype("string").fillna(""), jobs["job_id"].astype("string").fillna(""),
-                           strict=True))
-            rest = jobs[~np.fromiter((k in placed for k in key), dtype=bool, count=len(key))]
-        else:
-            rest = jobs
-        given = pd.concat([given, placements_from_jobs(rest)], ignore_index=True) if len(rest) else given
-    cap = node_capacity(given, jobs)
+    """The cluster-shape dict (the TOML layout of :mod:`audit.cluster_shape`, with ``inferred``) from the jobs' node
+    lists and the readers' placements (a job with placements of its own is not also read from its node list);
+    None when no job names a node."""
+    given = node_capacity(placements, jobs) if placements is not None and len(placements) else None
+    rest = jobs
+    if given is not None and len(jobs):
+        p = conform_placements(placements)
+        placed = pd.MultiIndex.from_arrays([p["cluster"].fillna("").astype(str), p["job_id"].fillna("").astype(str)])
+        key = pd.MultiIndex.from_arrays([jobs["cluster"].astype("string").fillna("").astype(str),
+                                         jobs["job_id"].astype("string").fillna("").astype(str)])
+        rest = jobs[~key.isin(placed)]
+    ev = _evidence(rest)
+    if len(ev):
+        r = ev["row"].to_numpy()
+        cl = pd.Categorical(rest["cluster"].astype("string").fillna("").to_numpy())
+        pa_ = pd.Categorical(rest["partition"].astype("string").fillna("").to_numpy()) if "partition" in rest \
+            else pd.Categorical([""] * len(rest))
+        gpu = np.nan_to_num(ev["gpus"].to_numpy()) > 0
+        gtype = np.full(len(ev), None, dtype=object)
+        if gpu.any() and "gpu_type" in rest:
+            gtype[gpu] = rest["gpu_type"].astype(object).to_numpy()[r[gpu]]
+        gtype = pd.Categorical(gtype)
+        ev = pd.DataFrame({"cluster": cl[r], "node": ev["node"], "partition": pa_[r], "cpus": ev["cpus"],
+                           "mem_bytes": ev["mem_bytes"], "gpus": ev["gpus"], "gpu_type": gtype})
+        from_lists = _capacity(ev)
+    else:
+        from_lists = None
+    parts_ = [c for c in (given, from_lists) if c is not None and len(c)]
+    if not parts_:
+        return None
+    cap = pd.concat(parts_, ignore_index=True) if len(parts_) > 1 else parts_[0]
+    if len(parts_) > 1:  # a node named by both: its largest figures, every partition
+        g = cap.groupby(["cluster", "node"], sort=True)
+        merged = g.agg(cpus=("cpus", "max"), mem_bytes=("mem_bytes", "max"), gpus=("gpus", "max"), jobs=("jobs", "sum"))
+        merged["partitions"] = g["partitions"].agg(lambda x: ",".join(sorted({p for v in x for p in str(v).split(",") if p})))
+        merged["gpu_type"] = g["gpu_type"].agg(lambda x: x.dropna().iloc[0] if x.notna().any() else pd.NA)
+        cap = merged.reset_index()
     cap = cap[np.isfinite(cap["cpus"].to_numpy(dtype=np.float64)) & (cap["cpus"].to_numpy(dtype=np.float64) > 0)]
     if not len(cap):
         return None
