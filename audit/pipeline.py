@@ -209,19 +209,21 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
 
 def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None, whatif: bool = True,
             whatif_options: dict | None = None, advisor_model: bool = True, wait_s: float = 0.0, collect=None, log=None, config=None,
-            progress=None) -> MonthlyResult:
+            progress=None, scheduler: str = "slurm") -> MonthlyResult:
     """One month, from cron: collect it (or read ``inputs``), audit it with the report, keep its figures beside
     the earlier months' in ``out/reclaim.duckdb``, and publish ``out/YYYY-MM/`` whole (with ``monthly.json``,
     ``summary.md`` and ``reclaim.prom``) and ``out/reclaim.prom`` (the latest month, for node_exporter).
 
     One run at a time (``out/.reclaim-monthly.lock``; :class:`audit.monthly.Busy` after ``wait_s``); a run
     of the same month with the same inputs writes the same bytes; a run killed halfway leaves no month.
-    ``collect(out_folder, since, until)`` replaces the Slurm collector (tests).  ``config`` (a
+    ``scheduler`` (``slurm``, ``pbs``, ``lsf``, ``sge``, or ``auto``: the one whose read-only commands are on
+    ``PATH``, :mod:`audit.collect.scheduler`) names the collector; ``collect(out_folder, since, until)`` replaces it
+    (tests).  ``config`` (a
     :class:`audit.config.ReportConfig`: branding, price book, risk levels, thresholds, pages, anonymisation) and
     ``progress`` go to :func:`audit` as they are; ``advisor_model`` leaves the submit-time advisor's model in
     ``out/YYYY-MM/model`` (``reclaim predict SCRIPT --history out/YYYY-MM``).
     """
-    from .collect import collect_slurm
+    from .collect.scheduler import collector
     from .monthly import (
         groups_of,
         history,
@@ -247,7 +249,7 @@ def monthly(month: str, out, *, inputs=None, cluster_shape=None, price_book=None
             paths = [Path(p) for p in inputs]
         else:
             raw = out / ".collect" / month
-            run_collect = collect or (lambda folder, since, until: collect_slurm(folder, since=since, until=until))
+            run_collect = collect or collector(scheduler)
             tarball, manifest = run_collect(raw, start.isoformat(), end.isoformat())
             if manifest.failed:
                 raise PartialCollection(f"{len(manifest.failed)} collection commands failed (see {raw}): "
