@@ -18,7 +18,8 @@ from .conftest import ROOT
 
 FRONT_DOOR = {"audit.cli", "audit.pipeline", "audit.ingest", "audit.summary_text", "audit.config", "audit.progress"}
 CORE = {"audit", "audit.job_table", "audit.telemetry_table", "audit.node_table", "audit.ledger", "audit.store",
-        "audit.units", "audit.textio", "audit.cluster_shape", "audit.anonymise", "audit.families", "audit.kubernetes"}
+        "audit.units", "audit.textio", "audit.cluster_shape", "audit.shape_inference", "audit.anonymise", "audit.families",
+        "audit.kubernetes"}
 STAGES = ("audit.telemetry", "audit.accounting", "audit.whatif", "audit.collect", "audit.monthly")
 WINGS = ("audit.readers", *STAGES, "audit.synthetic")
 #: predictors' front, then its wings from the bottom up: each wing imports only the wings before it

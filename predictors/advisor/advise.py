@@ -1,9 +1,9 @@
 """Submit-time advice for one job: what it asked, its calibrated p50/p90/p99 need, the request to suggest in the
 scheduler's syntax, the risk of what it asked, the lines to paste, warnings, and what the prediction rests on.
 
-:func:`advise` takes a :class:`JobRequest` (``read_job`` reads a job script or a Kubernetes manifest) and a
-fitted :class:`AdvisorModel`; it returns one JSON-ready dict (``docs/advisor.md`` describes every key).  The
-job is submitted, for the model, one second after the history's last job ended.
+:func:`advise` takes a :class:`JobRequest` (``read_job`` reads a job script, ``#SBATCH``, ``#PBS`` or ``#BSUB``,
+or a Kubernetes manifest) and a fitted :class:`AdvisorModel`; it returns one JSON-ready dict (``docs/advisor.md``
+describes every key).  The job is submitted, for the model, one second after the history's last job ended.
 """
 
 from __future__ import annotations
@@ -18,17 +18,22 @@ from audit.families import job_family
 from .job_request import JobRequest, ScriptError, job_row
 from .launch import launch_facts
 from .model import AdvisorModel
-from .paste import kube_changes, slurm_changes
+from .paste import kube_changes, lsf_changes, pbs_changes, slurm_changes
 from .preflight import blocking, preflight
 from .sched_units import (
+    EXCLUSIVE_OPTION,
+    MEM_OPTION,
+    TIME_OPTION,
     duration_words,
     kube_size,
     odds_words,
     readable_size,
+    readable_text,
     round_time,
     size_bytes,
+    size_text,
     slurm_size,
-    slurm_time,
+    time_text,
     whole,
 )
 
@@ -41,11 +46,37 @@ FEW = 5
 MIN_UNASKED = 50
 UNASKED = {"walltime": "no time limit", "memory": "no memory", "cpus": "no CPUs", "gpus": "no GPUs",
            "gpu_memory": "GPUs of no known type, so no known card memory"}
+#: the directive prefix of each scheduler's job scripts
+PREFIXES = {"slurm": "#SBATCH", "pbs": "#PBS", "lsf": "#BSUB"}
+CHANGES = {"slurm": slurm_changes, "pbs": pbs_changes, "lsf": lsf_changes, "kubernetes": kube_changes}
 
 
-def read_job(text: str, args=(), *, origin: str | None = None) -> JobRequest:
-    """A job script (sbatch) or a Kubernetes manifest (YAML or JSON), told apart by their text."""
+def script_scheduler(text: str) -> str:
+    """The scheduler whose directives a job script holds: ``#SBATCH`` (or ``#SLURM``) and ``#BSUB`` at the start
+    of a line, ``#PBS`` after any blanks (as qsub reads it); Slurm when there are none.  Directives of two
+    schedulers are an error naming both."""
+    first: dict[str, int] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if raw.startswith(("#SBATCH", "#SLURM")):
+            first.setdefault("slurm", lineno)
+        elif raw.startswith("#BSUB"):
+            first.setdefault("lsf", lineno)
+        elif raw.lstrip().startswith("#PBS"):
+            first.setdefault("pbs", lineno)
+    if len(first) > 1:
+        (a, la), (b, lb) = sorted(first.items(), key=lambda kv: kv[1])[:2]
+        raise ScriptError(f"{PREFIXES[a]} (line {la}) and {PREFIXES[b]} (line {lb}) directives in one script: "
+                          "a job script is submitted to one scheduler; keep that scheduler's directives", lb)
+    return next(iter(first), "slurm")
+
+
+def read_job(text: str, args=(), *, origin: str | None = None, lsf_unit: str = "MB") -> JobRequest:
+    """A job script (``#SBATCH``, ``#PBS`` or ``#BSUB``, told apart by their directives) or a Kubernetes manifest
+    (YAML or JSON); ``args`` are that scheduler's submit options (sbatch, qsub, bsub); ``lsf_unit`` is the LSF
+    cluster's ``LSF_UNIT_FOR_LIMITS`` (the unit of an ``-M`` figure written without one)."""
+    from .bsub import parse_bsub
     from .kube import parse_manifest
+    from .qsub import parse_qsub
     from .sbatch import parse_sbatch
 
     head = text.lstrip()
@@ -54,8 +85,13 @@ def read_job(text: str, args=(), *, origin: str | None = None) -> JobRequest:
     try:
         if manifest:
             if args:
-                raise ScriptError("sbatch options cannot be applied to a Kubernetes manifest", cli=True)
+                raise ScriptError("submit options cannot be applied to a Kubernetes manifest", cli=True)
             return parse_manifest(text)
+        scheduler = script_scheduler(text)
+        if scheduler == "pbs":
+            return parse_qsub(text, list(args))
+        if scheduler == "lsf":
+            return parse_bsub(text, list(args), unit_for_limits=lsf_unit)
         return parse_sbatch(text, list(args))
     except ScriptError as exc:
         raise (exc.named(origin) if origin else exc) from None
@@ -73,7 +109,8 @@ def fill_from_shape(req: JobRequest, shape) -> None:
         return
     if req.exclusive and group.cpus:
         req.cpus = max(req.cpus or 0, group.cpus * req.nodes)
-        req.notes.append(f"--exclusive: {group.cpus} CPUs a node ({group.name} nodes)")
+        req.notes.append(f"{EXCLUSIVE_OPTION.get(req.scheduler, '--exclusive')}: {group.cpus} CPUs a node "
+                         f"({group.name} nodes)")
     if req.mem_all and group.mem_bytes:
         req.mem_bytes = float(group.mem_bytes) * req.nodes
         req.notes.append(f"--mem=0: {readable_size(group.mem_bytes)} a node ({group.name} nodes)")
@@ -96,20 +133,22 @@ def shape_limits(req: JobRequest, shape) -> dict:
     groups = _groups_of(shape, req.partition)
     part = next((p for p in shape.partitions if p.name == req.partition), None) or \
         next((p for p in shape.partitions if p.default), None)
+    word = "queue" if req.scheduler in ("pbs", "lsf") else "partition"
+    show = readable_text(req.scheduler)
     mems = [g.mem_bytes for g in groups if g.mem_bytes]
     if mems:
         per = float(max(mems))
         nodes = 1 if req.scheduler == "kubernetes" else req.nodes
-        where = f"partition {part.name}" if part is not None else "the cluster"
+        where = f"{word} {part.name}" if part is not None else "the cluster"
         bigger = [(max(g.mem_bytes for g in _groups_of(shape, p.name)), p.name) for p in shape.partitions
                   if _groups_of(shape, p.name) and max(g.mem_bytes for g in _groups_of(shape, p.name)) > per]
-        hint = (f"ask a partition with larger nodes ({max(bigger)[1]}: {readable_size(max(bigger)[0])} a node) "
+        hint = (f"ask a {word} with larger nodes ({max(bigger)[1]}: {show(max(bigger)[0])} a node) "
                 "or split the work" if bigger else "split the work over more nodes or tasks")
-        out["memory"] = (per * nodes, f"the nodes of {where} hold {readable_size(per)} at most, so {hint}")
+        out["memory"] = (per * nodes, f"the nodes of {where} hold {show(per)} at most, so {hint}")
     if part is not None and part.max_time_s:
         out["walltime"] = (float(part.max_time_s),
-                           f"partition {part.name} allows at most {slurm_time(part.max_time_s)}, so checkpoint and "
-                           "resubmit, or split the work")
+                           f"{word} {part.name} allows at most {time_text(req.scheduler)(part.max_time_s)}, so "
+                           "checkpoint and resubmit, or split the work")
     return out
 
 
@@ -122,12 +161,13 @@ def asked(req: JobRequest, target: str, job: pd.DataFrame) -> float | None:
 
 
 def _texts(target: str, req: JobRequest) -> tuple:
-    """(readable figure, figure to paste) for one target."""
+    """(readable figure, figure to paste) for one target, in the scheduler's units."""
     kube = req.scheduler == "kubernetes"
     if target == "walltime":
-        return (slurm_time, (lambda s: f"{int(s)} s") if kube else slurm_time)
+        show = time_text(req.scheduler)
+        return (show, (lambda s: f"{int(s)} s") if kube else show)
     if target in ("memory", "gpu_memory"):
-        return (readable_size, kube_size if kube else slurm_size)
+        return (readable_text(req.scheduler), size_text(req.scheduler))
     return (lambda x: str(whole(x)), lambda x: str(whole(x)))
 
 
@@ -147,15 +187,15 @@ def _suggest(target: str, q: float, req: JobRequest) -> float:
 
 
 def _risk_words(target: str, r: float, bound: str, asked_text: str, asked_words: str, level: float,
-                slurm: bool) -> str:
+                scheduler: str) -> str:
     odds = odds_words(r, bound)
     high = r > 1 - level
     if target == "walltime":
         return f"{odds} similar jobs ran past {asked_words}" + (
-            f": raise {'--time' if slurm else 'activeDeadlineSeconds'} or checkpoint" if high else "")
+            f": raise {TIME_OPTION.get(scheduler, '--time')} or checkpoint" if high else "")
     if target == "memory":
         return f"{odds} similar jobs needed all of the {asked_text} asked" + (
-            f": they are killed out of memory; raise {'--mem' if slurm else 'the memory request'}" if high else "")
+            f": they are killed out of memory; raise {MEM_OPTION.get(scheduler, '--mem')}" if high else "")
     if target == "gpu_memory":
         return f"{odds} similar jobs filled the {asked_text} of GPU memory of the cards asked"
     what = "CPUs" if target == "cpus" else "GPUs"
@@ -199,7 +239,7 @@ def resource_advice(model: AdvisorModel, target: str, job: pd.DataFrame, req: Jo
         out["asked_words"] = duration_words(a) if a is not None else None
     if a is not None:
         words = _risk_words(target, r, bound, out["asked_text"], out.get("asked_words") or "", level,
-                            req.scheduler == "slurm")
+                            req.scheduler)
         if capped_by and sug <= a and r > 1 - level:  # no more to ask here: say where else to go
             words = words.split(":")[0] + f": {capped_by}"
         out["asked_risk_words"] = words
@@ -271,7 +311,7 @@ def advise(req: JobRequest, model: AdvisorModel, *, user: str | None = None, use
     ev, similar, rows = evidence(model, job, user, family)
     w = resources.get("walltime")
     run_h = w["p50"] / 3600.0 if w else None
-    changes = (slurm_changes if req.scheduler == "slurm" else kube_changes)(req, resources, run_h)
+    changes = CHANGES.get(req.scheduler, slurm_changes)(req, resources, run_h)
     facts = launch_facts(req.commands)
     warns = preflight(req, facts, resources, similar, rows, level=level, history_end=model.last_end_, family=family)
     for x in warns:
@@ -286,7 +326,7 @@ def advise(req: JobRequest, model: AdvisorModel, *, user: str | None = None, use
         "resources": resources,
         "not_predicted": {t: unasked.get(t) or model.skipped_.get(t, "no model for this target") for t in missing},
         "changes": changes,
-        "suggested": [c["paste"] for c in changes],
+        "suggested": list(dict.fromkeys(c["paste"] for c in changes)),
         "warnings": warns,
         "evidence": ev,
         "launch": {"launcher": facts.launcher, "background": facts.background, "threads": facts.threads},

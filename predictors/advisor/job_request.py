@@ -1,8 +1,8 @@
 """What a job asks for, scheduler-neutral: the advisor's reading of a job script or a Kubernetes manifest.
 
-Both readers (``predictors.advisor.sbatch`` and ``predictors.advisor.kube``) return a :class:`JobRequest`; :func:`job_row`
-turns it into one row of the canonical job table, as if submitted at a given time, so that the predictors
-see it as they see every past job.
+Every reader (``predictors.advisor.sbatch``, ``qsub``, ``bsub`` and ``kube``) returns a :class:`JobRequest`;
+:func:`job_row` turns it into one row of the canonical job table, as if submitted at a given time, so that the
+predictors see it as they see every past job.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class JobRequest:
     command), which the advisor reads for how many processes the job starts, never runs.
     """
 
-    scheduler: str                      # "slurm" or "kubernetes"
+    scheduler: str                      # "slurm", "pbs", "lsf" or "kubernetes"
     job_name: str | None = None
     partition: str | None = None
     account: str | None = None
@@ -60,15 +60,68 @@ class JobRequest:
     container: str | None = None        # the container the lines to paste change (Kubernetes)
     container_requests: dict[str, float] = field(default_factory=dict)  # that container's own requests
     lines: dict[str, int | None] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)  # options as written (qsub, bsub): the lines to paste rewrite them
     ignored: list[tuple[int, str]] = field(default_factory=list)
     commands: list[tuple[int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         """JSON-ready: every field, sizes in bytes and seconds (the units of the canonical table)."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("commands", "ignored")}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("commands", "ignored", "raw")}
         d["ignored"] = [{"line": ln, "text": t} for ln, t in self.ignored]
         return d
+
+
+def count_indices(ranges: list[range]) -> int:
+    """Array indices named by ``ranges``, each counted once (past a million, ranges are taken not to overlap: a
+    script's text never makes the advisor hold more than that many numbers)."""
+    if sum(len(r) for r in ranges) > 1_000_000:
+        return sum(len(r) for r in ranges)
+    return len(set().union(*ranges)) if ranges else 0
+
+
+def split_directive(text: str, lineno: int | None) -> list[str]:
+    """The words of one ``#PBS`` or ``#BSUB`` directive (after its prefix), split as a shell splits a command line:
+    whitespace separates, single or double quotes group (quotes removed), a backslash escapes the next character,
+    and a word that starts with an unquoted ``#`` begins a comment that runs to the end of the line."""
+    words: list[str] = []
+    cur: list[str] = []
+    have, quote, i, n = False, None, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < n and text[i + 1] in '"\\':
+                cur.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            else:
+                cur.append(ch)
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            cur.append(text[i + 1])
+            have = True
+            i += 2
+            continue
+        if ch in "\"'":
+            quote, have = ch, True
+        elif ch == "#" and not have:
+            break
+        elif ch.isspace():
+            if have:
+                words.append("".join(cur))
+                cur, have = [], False
+        else:
+            cur.append(ch)
+            have = True
+        i += 1
+    if quote:
+        raise ScriptError(f"unterminated {quote} quote", lineno)
+    if have:
+        words.append("".join(cur))
+    return words
 
 
 #: string columns of the one-row frame

@@ -1,6 +1,6 @@
-"""Figures in the units a scheduler takes and people read: ``1-23:15:00``, ``282G``, ``24Gi``, whole CPUs and
-GPUs, and risks as "about 1 in 5".  Requests round *up* (a suggestion is never below the figure it rests on);
-pure functions of numbers."""
+"""Figures in the units a scheduler takes and people read: ``1-23:15:00``, ``282G``, ``24Gi`` (Slurm, Kubernetes),
+``48:00:00`` and ``64gb`` (PBS), ``48:00`` and ``64GB`` (LSF), whole CPUs and GPUs, and risks as "about 1 in 5".
+Requests round *up* (a suggestion is never below the figure it rests on); pure functions of numbers."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import math
 GIB = 2**30
 MIB = 2**20
 MINUTE, HOUR, DAY = 60, 3600, 86400
+#: how each scheduler's users name the time, memory and whole-node requests, in advice
+TIME_OPTION = {"slurm": "--time", "pbs": "walltime", "lsf": "-W", "kubernetes": "activeDeadlineSeconds"}
+MEM_OPTION = {"slurm": "--mem", "pbs": "mem", "lsf": "rusage[mem]", "kubernetes": "the memory request"}
+EXCLUSIVE_OPTION = {"slurm": "--exclusive", "pbs": "exclusive placement", "lsf": "-x"}
 
 
 def slurm_time(seconds: float) -> str:
@@ -39,17 +43,70 @@ def slurm_size(nbytes: float) -> str:
 
 
 def size_bytes(text: str) -> float:
-    """The bytes of a size :func:`slurm_size` or :func:`kube_size` wrote."""
-    units = {"Gi": GIB, "Mi": MIB, "G": GIB, "M": MIB, "T": 1024 * GIB, "Ti": 1024 * GIB}
+    """The bytes of a size :func:`slurm_size`, :func:`kube_size`, :func:`pbs_size` or :func:`lsf_size` wrote
+    (``3200M``, ``24Gi``, ``64gb``, ``800MB``: binary multiples, as every one of these schedulers counts them)."""
+    units = {"gi": GIB, "mi": MIB, "ti": 1024 * GIB, "g": GIB, "m": MIB, "t": 1024 * GIB,
+             "gb": GIB, "mb": MIB, "tb": 1024 * GIB}
+    low = text.strip().lower()
     for u in sorted(units, key=len, reverse=True):
-        if text.endswith(u):
-            return float(text[: -len(u)]) * units[u]
-    return float(text)
+        if low.endswith(u):
+            return float(low[: -len(u)]) * units[u]
+    return float(low)
 
 
 def kube_size(nbytes: float) -> str:
     """Bytes as a Kubernetes memory quantity, rounded up: whole ``Gi`` from 1 GiB, else ``Mi`` in hundreds."""
     return slurm_size(nbytes).replace("G", "Gi").replace("M", "Mi")
+
+
+def pbs_time(seconds: float) -> str:
+    """Seconds as PBS writes a walltime: ``HH:MM:SS`` with the hours running past a day (``48:00:00``), as the
+    PBS reference's duration type ``[[hours:]minutes:]seconds`` is printed; rounded up to the second."""
+    s = int(math.ceil(max(float(seconds), 0.0) - 1e-6))
+    h, rest = divmod(s, HOUR)
+    m, sec = divmod(rest, MINUTE)
+    return f"{h:02d}:{m:02d}:{sec:02d}"
+
+
+def pbs_size(nbytes: float) -> str:
+    """Bytes as a PBS size, rounded up on the grid of :func:`slurm_size`: ``64gb``, ``3200mb`` (PBS's size type:
+    an integer with ``kb``, ``mb``, ``gb``, ``tb``, multiples of 1024; a bare number is bytes)."""
+    return slurm_size(nbytes).replace("G", "gb").replace("M", "mb")
+
+
+def lsf_time(seconds: float, form: str = "hm") -> str:
+    """Seconds as ``bsub -W`` takes a run limit, rounded up to the minute: ``[hour:]minute`` (``1:30``, ``48:00``,
+    ``45``) with ``form="hm"``, all minutes (``90``) with ``form="m"``."""
+    minutes = int(math.ceil(max(float(seconds), 0.0) / MINUTE - 1e-6))
+    if form == "m" or minutes < 60:
+        return str(minutes)
+    h, m = divmod(minutes, 60)
+    return f"{h}:{m:02d}"
+
+
+def lsf_size(nbytes: float) -> str:
+    """Bytes as an LSF memory figure with its unit, rounded up on the grid of :func:`slurm_size`: ``64GB``,
+    ``3200MB`` (a unit written out means the same whatever ``LSF_UNIT_FOR_LIMITS`` says)."""
+    return slurm_size(nbytes).replace("G", "GB").replace("M", "MB")
+
+
+def time_text(scheduler: str):
+    """The function writing a time limit in ``scheduler``'s form (Kubernetes: as Slurm writes it, to read)."""
+    return {"pbs": pbs_time, "lsf": lsf_time}.get(scheduler, slurm_time)
+
+
+def size_text(scheduler: str):
+    """The function writing a memory request to paste in ``scheduler``'s form."""
+    return {"pbs": pbs_size, "lsf": lsf_size, "kubernetes": kube_size}.get(scheduler, slurm_size)
+
+
+def readable_text(scheduler: str):
+    """The function writing a memory figure to read in ``scheduler``'s spelling (``2.0G``, ``2.0gb``, ``2.0GB``)."""
+    if scheduler == "pbs":
+        return lambda b: readable_size(b).replace("G", "gb").replace("M", "mb")
+    if scheduler == "lsf":
+        return lambda b: readable_size(b).replace("G", "GB").replace("M", "MB")
+    return readable_size
 
 
 def readable_size(nbytes: float) -> str:

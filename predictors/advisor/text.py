@@ -1,5 +1,6 @@
 """The advice as a person reads it: one table, the lines to paste, the risk in words, warnings, and what the
-prediction rests on.  A pure function of the dict :func:`predictors.advisor.advise` returns."""
+prediction rests on, every figure in the units of the script's scheduler (Slurm, PBS, LSF, Kubernetes).  A pure
+function of the dict :func:`predictors.advisor.advise` returns."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def _header(a: dict) -> str:
         parts.append(f"{r['gpus']} GPUs" + (f" ({r['gpu_type']})" if r["gpu_type"] else ""))
     if i["array_tasks"] > 1:
         parts.append(f"× {i['array_tasks']} tasks ({r['array_spec']})")
-    where = f", partition {i['partition']}" if i["partition"] else ""
+    word = "queue" if i["scheduler"] in ("pbs", "lsf") else "partition"
+    where = f", {word} {i['partition']}" if i["partition"] else ""
     name = f"{i['file']}: " if i["file"] else ""
     return f"{name}{who}{src}{where}; {', '.join(parts)}"
 
@@ -58,7 +60,8 @@ def advice_text(a: dict) -> str:
     for t, why in a["not_predicted"].items():
         lines.append(f"  no prediction for {LABELS[t]}: {why}")
     if a["changes"]:
-        lines += ["", "Lines to paste" + (" (each replaces the line named)" if a["input"]["scheduler"] == "slurm"
+        script = a["input"]["scheduler"] != "kubernetes"
+        lines += ["", "Lines to paste" + (" (each replaces the line named)" if script
                                           else f" (container {a['input']['container']})") + ":"]
         width = max(len(c["paste"]) for c in a["changes"])
         for c in a["changes"]:
