@@ -60,11 +60,12 @@ def predict() -> None:
 @click.option("--strict", is_flag=True, help="Exit 3 on any warning.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def script_cmd(job_script, sbatch_args, history, user, risk, strict, as_json) -> None:
-    """Advise on JOB_SCRIPT (an sbatch script, or a Kubernetes Job/Pod manifest; - reads standard input)
-    before it is submitted: the request to make, the lines to paste, failure warnings.
+    """Advise on JOB_SCRIPT (an sbatch, qsub or bsub script, or a Kubernetes Job/Pod manifest; - reads standard
+    input) before it is submitted: the request to make, the lines to paste, failure warnings.
 
-    sbatch options after -- override the script's, as on sbatch's command line.  Exit 0, 3 when a warning
-    at or above the chosen risk was raised, 2 on an error (a line Slurm would refuse is named).
+    The submit command's options after -- (sbatch, qsub or bsub, as the script is) override the script's.  Exit 0,
+    3 when a warning at or above the chosen risk was raised, 2 on an error (a line the scheduler would refuse is
+    named).
     """
     from audit.textio import InputError
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .launch import LaunchFacts
-from .sched_units import odds_words, readable_size
+from .sched_units import EXCLUSIVE_OPTION, MEM_OPTION, TIME_OPTION, odds_words, readable_size
 
 FAILED = ("FAILED", "OUT_OF_MEMORY", "TIMEOUT")
 RECENT_DAYS = 14.0
@@ -141,21 +141,22 @@ def preflight(req, facts: LaunchFacts, resources: dict, similar: pd.DataFrame, u
     """Every warning for one job: ``req`` its :class:`JobRequest`, ``resources`` the advice per target,
     ``similar`` the user's past jobs of the same family (else of the same request), ``user_rows`` all theirs."""
     out = []
-    slurm = req.scheduler == "slurm"
+    scheduler = req.scheduler if req.scheduler in TIME_OPTION else "slurm"
+    script = scheduler != "kubernetes"  # a job script (sbatch, qsub, bsub), else a manifest's container
     if "memory" in resources:
         out.append(_kill_warning("OOM_RISK", resources["memory"], level,
                                  f"needed all of the {resources['memory']['asked_text']} asked",
-                                 f"they are killed out of memory; raise {'--mem' if slurm else 'the memory request'} "
+                                 f"they are killed out of memory; raise {MEM_OPTION[scheduler]} "
                                  f"to {resources['memory']['suggested_text']}", similar, "OUT_OF_MEMORY"))
     if "walltime" in resources:
         w = resources["walltime"]
         out.append(_kill_warning("TIMEOUT_RISK", w, level, f"ran past {w['asked_words']}",
-                                 f"raise {'--time' if slurm else 'activeDeadlineSeconds'} to {w['suggested_text']} "
+                                 f"raise {TIME_OPTION[scheduler]} to {w['suggested_text']} "
                                  "or checkpoint", similar, "TIMEOUT"))
     out.append(recent_failures(similar, history_end, family))
     if req.gpus >= 2 and facts.processes_one:
         out.append(warning("GPU_SINGLE_PROCESS", "waste", None,
-                           f"{req.gpus} GPUs, but the {'script' if slurm else 'container'} starts one process (no srun, "
+                           f"{req.gpus} GPUs, but the {'script' if script else 'container'} starts one process (no srun, "
                            f"torchrun, mpirun or similar, nothing in the background): unless the program spreads "
                            f"itself over the GPUs, {req.gpus - 1} of them sit idle",
                            {"gpus": req.gpus, "commands_read": facts.commands}))
@@ -171,7 +172,8 @@ def preflight(req, facts: LaunchFacts, resources: dict, similar: pd.DataFrame, u
                      "the script starts one process with no sign of threads")
             if req.exclusive:
                 out.append(warning("EXCLUSIVE_SERIAL", "waste", share,
-                                   f"--exclusive holds whole nodes for a serial program ({basis}): drop it "
+                                   f"{EXCLUSIVE_OPTION.get(scheduler, '--exclusive')} holds whole nodes for a serial "
+                                   f"program ({basis}): drop it "
                                    "and ask for the cores it uses", ev))
             else:
                 out.append(warning("MANY_CORES_SERIAL", "waste", share,
