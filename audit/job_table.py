@@ -102,8 +102,21 @@ CAVEATS = {
     "relative_times": "the trace gives times as offsets from an undisclosed origin: read as seconds after 1970-01-01 UTC",
     "gpu_shared": "a fractional or shared GPU (gpu_milli, MIG, time-slicing): alloc_gpus is the share when the trace gives it (gpu_milli), else counts devices shared with others",
     # --- PBS Pro / OpenPBS / Torque (audit/readers/pbs.py) ---
+    "pbs_vmem": "PBS: the memory request was vmem/pvmem only: request and peak are virtual memory (resources_used.vmem)",
+    "pbs_mem_per_process": "PBS: the memory request is per process (pmem/pvmem) × the processes, taken as the CPUs asked",
+    "pbs_stamp_time": "PBS: a time is a record's own stamp (server local time, in the zone given) where the epoch field was missing",
+    "pbs_account_is_group": "PBS: no account or Account_Name in the record: account is the job's Unix group",
+    "pbs_deleted_before_run": "PBS: deleted (D) or aborted (A) with no end record: never ran; fields from its D/A and Q records",
     # --- LSF (audit/readers/lsf.py) ---
+    "lsf_mem_unit_assumed": "LSF rusage[mem=] without a unit: read as MB (LSF_UNIT_FOR_LIMITS unset or MB); another LSF_UNIT_FOR_LIMITS scales the request",
+    "lsf_mem_per_host_assumed": "LSF rusage[mem=] without /task, /job or /host on a job of more than one slot: read per host, LSF's default (RESOURCE_RESERVE_PER_TASK=Y makes it per slot)",
     # --- Grid Engine (audit/readers/sge.py) ---
+    "sge_req_vmem": "Grid Engine: the memory request is virtual (h_vmem, s_vmem, virtual_free; per slot × slots): mem_peak_bytes is maxvmem, compared like with like",
+    "sge_req_rss": "Grid Engine: the memory request is resident (m_mem_free, h_rss, mem_free; per slot × slots): compared with maxrss where the record has it",
+    "sge_peak_vmem": "Grid Engine: no resident peak in the record (maxrss is Univa's only): mem_peak_bytes is maxvmem, at or above the resident peak",
+    "sge_reserved_usage": "Grid Engine: cpu is slots × wall time while ru_utime + ru_stime is far less (ACCT_RESERVED_USAGE): CPU use unknown",
+    "sge_single_host_assumed": "Grid Engine: a parallel job with no task records: all its slots taken to be on its master host (other hosts unseen)",
+    "sge_state_inferred": "Grid Engine records no kill reason: TIMEOUT or OUT_OF_MEMORY inferred from run or CPU time at its limit, or memory peak at 99 % of the request",
 }
 
 
