@@ -6,8 +6,8 @@ node has, so over a month each node's capacity is read as the most any one job h
 
 - cores: the most cores or slots one job held on the node, or the highest CPU index a job was placed on plus one
   (PBS ``exec_host`` ``n1/31`` says ``n1`` has at least 32), whichever is larger;
-- memory and GPUs: the most one job held on the node (where the format says; a Slurm job's totals are shared out
-  evenly over its nodes);
+- memory and GPUs: the most one job held on the node (where the format says; else a job's totals, held or else
+  asked, are shared out evenly over its nodes);
 - GPU type: the type the GPU jobs on it asked for, the most frequent.
 
 Nodes are grouped by the partitions their jobs ran in and by their name with the digits taken out (``c001`` …
@@ -72,7 +72,7 @@ def _evidence(jobs: pd.DataFrame) -> pd.DataFrame:
     count[rows] = n_each
     nodes = np.fmax(_num(jobs, "alloc_nodes"), np.where(count > 0, count, np.nan))  # a job's own count if larger
     cpus = np.ceil(_num(jobs, "alloc_cpus") / nodes - 1e-9)
-    mem = np.floor(_num(jobs, "alloc_mem_bytes") / nodes)
+    mem = np.floor(np.fmax(_num(jobs, "alloc_mem_bytes"), _num(jobs, "req_mem_bytes")) / nodes)
     gpus = np.ceil(_num(jobs, "alloc_gpus") / nodes - 1e-9)
     return pd.DataFrame({"row": owner, "node": pd.Categorical.from_codes(node, categories=list(names)),
                          "cpus": cpus[owner], "mem_bytes": mem[owner], "gpus": gpus[owner]})
@@ -140,11 +140,20 @@ def node_capacity(placements: pd.DataFrame, jobs: pd.DataFrame | None = None) ->
     ``gpus`` (the most one job held there, cores also from the highest CPU index), ``gpu_type`` (from ``jobs``:
     the type its GPU jobs asked for most), ``jobs`` (the placements seen)."""
     frame = _light(placements)
-    if jobs is not None and "gpu_type" in jobs and len(jobs) and len(frame):
-        types = dict(zip(zip(jobs["cluster"].astype(str), jobs["job_id"].astype(str), strict=True),
-                         jobs["gpu_type"].astype("string"), strict=True))
-        frame["gpu_type"] = pd.array([types.get(k) for k in zip(frame["cluster"], frame["job_id"], strict=True)],
-                                     dtype="string")
+    if jobs is not None and len(jobs) and len(frame):
+        key = pd.MultiIndex.from_arrays([jobs["cluster"].astype("string").fillna("").astype(str),
+                                         jobs["job_id"].astype("string").fillna("").astype(str)])
+        at = key.get_indexer(pd.MultiIndex.from_arrays([frame["cluster"], frame["job_id"]]))
+        found = at >= 0
+        if "gpu_type" in jobs:
+            types = jobs["gpu_type"].astype(object).to_numpy()
+            frame["gpu_type"] = pd.array(np.where(found, types[np.maximum(at, 0)], None), dtype="string")
+        # a format that names no memory held per node (Grid Engine): the job's memory shared out over its rows
+        mem = np.fmax(_num(jobs, "alloc_mem_bytes"), _num(jobs, "req_mem_bytes"))
+        rows = np.bincount(np.maximum(at, 0)[found], minlength=len(jobs)).astype(np.float64)
+        share = np.where(found, mem[np.maximum(at, 0)] / np.maximum(rows[np.maximum(at, 0)], 1), np.nan)
+        have = frame["mem_bytes"].to_numpy(dtype=np.float64)
+        frame["mem_bytes"] = np.where(np.isfinite(have), have, np.floor(share))
     return _capacity(frame)
 
 

@@ -92,3 +92,13 @@ def test_ingest_infers_the_shape_when_none_is_given_and_says_so(tmp_path):
     res = ingest([f], tmp_path / "store2", cluster_shape=given)
     assert res.ledger["cluster_shape"]["source"] == "given"
     assert not load_cluster_shape(tmp_path / "store2" / "cluster_shape.toml").inferred
+
+
+def test_a_format_without_memory_per_node_takes_the_jobs_memory_shared_over_its_nodes():
+    """Grid Engine's placements name no memory: a job asking 64 GiB over two hosts shows 32 GiB on each."""
+    jobs = _jobs([["5", "all.q", None, 2, 16, None, 0, None]])
+    jobs["req_mem_bytes"] = pd.array([64 * GIB], dtype="Int64")
+    p = conform_placements(pd.DataFrame({"cluster": ["c1", "c1"], "node": ["h1", "h2"], "job_id": ["5", "5"],
+                                         "partition": ["all.q", "all.q"], "cpus": [8.0, 8.0]}))
+    cap = node_capacity(p, jobs)
+    assert cap["mem_bytes"].tolist() == [32 * GIB, 32 * GIB]
