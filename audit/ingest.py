@@ -158,6 +158,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
     jobs = conform(pd.concat(frames, ignore_index=True)) if frames else empty_jobs()
+    jobs = _fold_deleted_elsewhere(jobs, ledgers)
     timing = stage("telemetry") if stage is not None and (extra.pending or extra.ledgers) else nullcontext()
     with timing:
         joined = extra.attach(jobs)
@@ -171,6 +172,39 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes,
                         placements=pd.concat(placed, ignore_index=True) if placed else None)
+
+
+def _fold_deleted_elsewhere(jobs: pd.DataFrame, ledgers: list) -> pd.DataFrame:
+    """A PBS job deleted while it ran just before midnight has its ``D`` record in one day's file and its ``E`` in
+    the next: the first file alone reads it as deleted before it ran (``pbs_deleted_before_run``).  Such a row is
+    folded into the job's row from the other file (counted as folded in its own file's ledger), never counted
+    twice; the job's row, ended with a non-zero exit after that D record, is CANCELLED (as the reader reads a D and
+    an E of one file)."""
+    if not len(jobs) or "caveats" not in jobs:
+        return jobs
+    flagged = jobs["caveats"].astype("string").str.contains("pbs_deleted_before_run", regex=False).fillna(False)
+    flagged = flagged.to_numpy(dtype=bool)
+    if not flagged.any():
+        return jobs
+    key = jobs["cluster"].astype("string").fillna("") + "\x1f" + jobs["job_id"].astype("string").fillna("")
+    ran = set(key[~flagged])
+    drop = flagged & key.isin(ran).to_numpy(dtype=bool)
+    if not drop.any():
+        return jobs
+    # the reader's rule, across files: a job that ended with a non-zero exit after a D record was deleted
+    deleted = set(key[drop])
+    failed = ~flagged & key.isin(deleted).to_numpy(dtype=bool) & (jobs["state"] == "FAILED").to_numpy(dtype=bool)
+    if failed.any():
+        jobs = jobs.copy()
+        jobs.loc[failed, "state"] = "CANCELLED"
+    by_file = {led.file: led for led in ledgers}
+    for name, n in jobs.loc[drop, "source_file"].astype(str).value_counts().items():
+        led = by_file.get(name)
+        if led is not None:
+            led.used -= int(n)
+            led.folded += int(n)
+            led.jobs_emitted -= int(n)
+    return jobs.loc[~drop].reset_index(drop=True)
 
 
 def ingest(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone: str = "UTC",
