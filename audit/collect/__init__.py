@@ -3,6 +3,10 @@ manifest in one tarball that ``reclaim ingest`` reads (docs/pilot.md)."""
 
 from .commands import READ_ONLY, CommandRunner
 from .k8s import SERIES, collect_k8s
+from .lsf import collect_lsf
+from .pbs import collect_pbs
+from .sge import collect_sge
 from .slurm import collect_slurm
 
-__all__ = ["READ_ONLY", "SERIES", "CommandRunner", "collect_k8s", "collect_slurm"]
+__all__ = ["READ_ONLY", "SERIES", "CommandRunner", "collect_k8s", "collect_lsf", "collect_pbs", "collect_sge",
+           "collect_slurm"]

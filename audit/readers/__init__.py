@@ -4,7 +4,8 @@
 ``sacct/`` (text and ``--json``), ``pbs`` (PBS Pro, OpenPBS, Torque), ``lsf`` (``lsb.acct``), ``sge`` (Grid Engine),
 ``k8s/`` (pods, nodes, kube-state-metrics), ``swf``, ``alibaba``, ``jobstats``
 (the summaries in ``AdminComment``), ``prometheus``, ``cgroup``, ``gpu_index`` (a prolog's GPU holds);
-``scontrol`` (the shape a Slurm cluster reports), ``pilot`` (a ``reclaim collect`` tarball); ``detect`` tells a
+``scontrol`` (the shape a Slurm cluster reports), ``pbsnodes``, ``lsf_hosts`` and ``qhost`` (the shapes PBS, LSF
+and Grid Engine report), ``pilot`` (a ``reclaim collect`` tarball); ``detect`` tells a
 file's format, ``dispatch`` hands it to its reader.
 """
 
@@ -16,9 +17,12 @@ from .gpu_index import read_gpu_index
 from .jobstats import decode_jobstats, encode_jobstats
 from .k8s import read_k8s_nodes, read_k8s_pods
 from .lsf import read_lsf
+from .lsf_hosts import read_lsf_hosts
 from .pbs import read_pbs
+from .pbsnodes import read_pbsnodes
 from .pilot import is_pilot_tarball, read_pilot
 from .prometheus import read_prometheus
+from .qhost import read_qhost
 from .sacct import read_sacct, read_sacct_json
 from .scontrol import read_scontrol_nodes
 from .sge import read_sge
@@ -27,7 +31,7 @@ from .swf import read_swf
 __all__ = [
     "NODES", "READABLE", "TELEMETRY", "decode_jobstats", "detect_format", "encode_jobstats", "expand_paths",
     "is_pilot_tarball", "read_alibaba_genai", "read_alibaba_nodes", "read_alibaba_pods", "read_cgroup",
-    "read_gpu_index", "read_jobs_file", "read_k8s_nodes", "read_k8s_pods", "read_lsf", "read_nodes_file", "read_pbs",
-    "read_pilot", "read_prometheus", "read_sacct", "read_sacct_json", "read_scontrol_nodes", "read_sge", "read_swf",
-    "read_telemetry_file",
+    "read_gpu_index", "read_jobs_file", "read_k8s_nodes", "read_k8s_pods", "read_lsf", "read_lsf_hosts",
+    "read_nodes_file", "read_pbs", "read_pbsnodes", "read_pilot", "read_prometheus", "read_qhost", "read_sacct",
+    "read_sacct_json", "read_scontrol_nodes", "read_sge", "read_swf", "read_telemetry_file",
 ]

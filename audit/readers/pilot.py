@@ -1,5 +1,11 @@
 """Reader of a pilot tarball (``reclaim collect``): its manifest, its files checked against their sha256,
-the files ingestion reads (by role), and the cluster shape the ``scontrol`` output describes.
+the files ingestion reads (by role: the copied PBS, LSF and Grid Engine accounting files are ``accounting`` too,
+their format told from their content), and the cluster shape the node outputs describe: ``scontrol show node``
+(Slurm), ``pbsnodes`` with ``qstat -Qf`` (PBS), ``lshosts``/``bhosts``/``bqueues``/``bmgroup`` (LSF), ``qhost -F``
+with ``qconf -sq`` and ``qconf -shgrp_resolved`` (Grid Engine).  The node outputs are read only when the manifest
+lists them (their sha256 checked); a PBS, LSF or Grid Engine shape is written only when its hosts fall in some
+queue (a shape without partitions cannot be used by accounting), and what it could not know is kept in
+``Pilot.shape_notes``.
 
 The tarball is extracted with the tar "data" filter (no absolute paths, no links out of the folder, no
 devices), so a tarball cannot write outside the folder it is read into.
@@ -15,6 +21,9 @@ from pathlib import Path
 
 from ..cluster_shape import toml_text
 from ..textio import InputError
+from .lsf_hosts import read_lsf_hosts
+from .pbsnodes import read_pbsnodes
+from .qhost import read_qhost
 from .scontrol import read_scontrol_nodes
 
 MANIFEST = "manifest.json"
@@ -31,6 +40,7 @@ class Pilot:
     manifest: dict
     files: list = field(default_factory=list)
     shape: Path | None = None
+    shape_notes: list = field(default_factory=list)
 
 
 def is_pilot_tarball(path) -> bool:
@@ -80,4 +90,32 @@ def read_pilot(tarball, into) -> Pilot:
         if shape["node_groups"]:
             pilot.shape = folder / "cluster_shape.toml"
             pilot.shape.write_text(toml_text(shape), encoding="utf-8")
+    if pilot.shape is None:
+        read = _scheduler_shape(folder, set(manifest.get("files", {})))
+        if read is not None:
+            pilot.shape_notes = list(read.notes)
+            if read.shape["node_groups"] and read.shape["partitions"]:
+                pilot.shape = folder / "cluster_shape.toml"
+                pilot.shape.write_text(toml_text(read.shape), encoding="utf-8")
+            elif read.shape["node_groups"]:
+                pilot.shape_notes.append("no host is in a queue: no cluster shape written")
     return pilot
+
+
+def _scheduler_shape(folder: Path, listed: set):
+    """The shape read from a PBS, LSF or Grid Engine collection's node outputs (those the manifest lists)."""
+    def got(rel: str) -> Path | None:
+        return folder / rel if rel in listed and (folder / rel).is_file() else None
+
+    if got("pbs/pbsnodes.txt"):
+        return read_pbsnodes(got("pbs/pbsnodes.txt"), server=got("pbs/qstat_server.txt"),
+                             queues=got("pbs/qstat_queues.txt"))
+    if got("lsf/lshosts.txt"):
+        return read_lsf_hosts(got("lsf/lshosts.txt"), bhosts=got("lsf/bhosts.txt"), queues=got("lsf/bqueues.txt"),
+                              hostgroups=got("lsf/bmgroup.txt"), lsid=got("lsf/lsid.txt"))
+    if got("sge/qhost.txt"):
+        queues = sorted(folder / rel for rel in listed if rel.startswith("sge/queues/") and got(rel))
+        groups = {Path(rel).stem: folder / rel for rel in sorted(listed)
+                  if rel.startswith("sge/hostgroups/") and got(rel)}
+        return read_qhost(got("sge/qhost.txt"), queues=queues, hostgroups=groups)
+    return None

@@ -73,13 +73,16 @@ def fake_bin(tmp_path: Path) -> dict:
 
 
 def test_the_table_holds_only_read_only_commands():
-    allowed = {"sacct", "sinfo", "scontrol", "sshare", "kubectl"}
+    allowed = {"sacct", "sinfo", "scontrol", "sshare", "kubectl", "qstat", "pbsnodes", "lsid", "lshosts", "bhosts",
+               "bqueues", "bmgroup", "qhost", "qconf"}
     for c in READ_ONLY.values():
         assert c.argv[0] in allowed, c
         if c.argv[0] == "scontrol":
             assert c.argv[1] == "show"
         if c.argv[0] == "kubectl":
             assert c.argv[1] in ("get", "version")
+        if c.argv[0] == "qconf":  # Grid Engine's configuration tool: only its -s (show) options
+            assert c.argv[1].startswith("-s"), c
         words = " ".join(c.argv).lower()
         for verb in ("update", "delete", "create", "cancel", "hold", "requeue", "suspend", "modify", "reconfigure",
                      "apply", "patch", "edit", "exec", "drain", "cordon"):

@@ -144,7 +144,8 @@ def test_monthly_collects_the_month_itself(pilot, tmp_path):
     month = time.strftime("%Y-%m", time.gmtime())
     env = {**pilot["env"], "PATH": f"{pilot['state'] / 'shim'}:{pilot['env']['PATH']}", "SHIM_LOG": str(pilot["log"])}
     run = subprocess.run([sys.executable, "-m", "audit.cli", "monthly", "--month", month, "--out", str(tmp_path),
-                          "--no-whatif", "--quiet"], env=env, capture_output=True, text=True, timeout=600,
+                          "--scheduler", "slurm", "--no-whatif", "--quiet"], env=env, capture_output=True, text=True,
+                         timeout=600,
                          stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
     summary = json.loads((tmp_path / month / "monthly.json").read_text())
