@@ -1,5 +1,5 @@
 """Synthetic cluster months in real export formats, with planted ground truth."""
 
-from .generate import generate
+from .generate import FORMATS, generate
 
-__all__ = ["generate"]
+__all__ = ["FORMATS", "generate"]

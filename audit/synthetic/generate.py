@@ -14,14 +14,23 @@ from .corrupt import corrupt_lines
 from .ids import job_ids
 from .jobstats_comments import admin_comments
 from .load import calibrate, settle
+from .lsf_acct import write_lsb_acct
+from .pbs_accounting import write_pbs_accounting
 from .placement import Placer
 from .profile import load_profile
 from .sacct_records import build_sacct_lines, node_lists
 from .sacct_text import HEADER
+from .sge_accounting import write_sge_accounting
 from .steps import build_steps
 from .telemetry import METRICS, TelemetryModel, expand_holds, run_telemetry
 from .truth import job_truth_frame, truth_totals, within_habit
 from .workload import sample_jobs
+
+#: ``--format``: the accounting file each writes (the rest of the month is the same in every format)
+FORMATS = ("sacct", "pbs", "lsf", "sge")
+WRITERS = {"pbs": write_pbs_accounting, "lsf": write_lsb_acct, "sge": write_sge_accounting}
+#: what each format writes, so that a run in another format leaves none of it behind
+ACCOUNTING_FILES = {"sacct": "sacct.txt", "pbs": "accounting/", "lsf": "lsb.acct", "sge": "accounting"}
 
 
 def _epoch(text: str) -> int:
@@ -32,11 +41,14 @@ def _epoch(text: str) -> int:
 
 
 def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None, profile=None, seed: int = 1,
-             corrupt: int = 0, telemetry_interval_s: int | None = None, write_telemetry: bool = True) -> list[Path]:
+             corrupt: int = 0, telemetry_interval_s: int | None = None, write_telemetry: bool = True,
+             fmt: str = "sacct") -> list[Path]:
     """Write ``sacct.txt``, ``telemetry/``, ``cluster.toml``, ``truth.json`` and ``truth_jobs.csv`` into ``out``.
 
     ``telemetry_interval_s`` overrides the profile's sample interval; ``write_telemetry=False`` still
-    computes the per-job GPU truth on that grid but writes no telemetry files.  Returns the files written.
+    computes the per-job GPU truth on that grid but writes no telemetry files.  ``fmt`` (:data:`FORMATS`) writes
+    the accounting as PBS daily logs (``accounting/YYYYMMDD``), LSF's ``lsb.acct`` or Grid Engine's ``accounting``
+    instead of ``sacct.txt``: the same jobs, every other file byte for byte the same.  Returns the files written.
     """
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
@@ -44,12 +56,16 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
         raise ValueError(f"--days must be positive, got {days}")
     if corrupt < 0:
         raise ValueError(f"--corrupt must be 0 or more, got {corrupt}")
+    if fmt not in FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if corrupt and fmt != "sacct":
+        raise ValueError("--corrupt corrupts sacct lines: it needs --format sacct")
     prof = load_profile(profile)
     cluster = load_cluster(cluster_spec)
     interval = int(telemetry_interval_s or prof["telemetry"]["interval_s"])
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _remove_stale(out)
+    _remove_stale(out, fmt)
     # a fifth stream for the spread of use around habits: the first four are those of a four-stream spawn,
     # so a profile with every [habit_spread] setting 0 gives back the month made without spread, byte for byte
     rng_work, rng_steps, rng_misc, rng_corrupt, rng_spread = (np.random.default_rng(s)
@@ -99,14 +115,20 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
         "partition_name": np.array([p.name for p in cluster.partitions], dtype=object),
         "jobstats_short_s": prof["jobstats"]["short_s"], "node_name": cluster.node_name,
         "row_nodes": _row_nodes(placed), "gpu_per_hold": gpu["per_row"], "cpu_used_ms": st["cpu_used_ms"],
-        "mem_peak_bytes": mem_peak_bytes, "gpu_mem_bytes": j["gpu_mem_gib"] * 2**30,
+        "mem_peak_bytes": mem_peak_bytes, "gpu_mem_bytes": j["gpu_mem_gib"] * 2**30, "uid": pop["uid"],
     }
-    ctx["admin_comment"] = admin_comments(ctx)
-    lines, kinds = build_sacct_lines(ctx)
-    corrupted = corrupt_lines(rng_corrupt, lines, kinds, int(corrupt))
-    sacct = out / "sacct.txt"
-    sacct.write_text(HEADER + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    written.append(sacct)
+    corrupted = []
+    # truth.json counts the sacct lines in every format: the month is the same whatever file carries it
+    sacct_lines = int(j["n"] + st["has_batch"].sum() + st["has_ext"].sum() + len(st["srun"]["job"]))
+    if fmt == "sacct":
+        ctx["admin_comment"] = admin_comments(ctx)
+        lines, kinds = build_sacct_lines(ctx)
+        corrupted = corrupt_lines(rng_corrupt, lines, kinds, int(corrupt))
+        sacct = out / "sacct.txt"
+        sacct.write_text(HEADER + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        written.append(sacct)
+    else:
+        written += WRITERS[fmt](ctx, out)
     if corrupted:
         path = out / "corrupted_lines.csv"
         with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -151,7 +173,7 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
             "start": table["start"], "elapsed_s": el, "submit": j["submit"], "state": j["state"],
             "mem_peak_bytes": mem_peak_bytes, "cpu_true_s": st["cpu_true_ms"] / 1000.0,
             "single_thread": j["single_thread"]}, prof["habit_spread"], sampled["spread"]),
-        "sacct_lines": {"data": len(lines), "jobs": int(j["n"]), "steps": int(len(lines) - j["n"]),
+        "sacct_lines": {"data": sacct_lines, "jobs": int(j["n"]), "steps": int(sacct_lines - j["n"]),
                         "corrupted": len(corrupted)},
     }
     truth = truth_totals(frame_h, extra, prof["jobstats"]["short_s"])
@@ -164,12 +186,20 @@ def generate(out, *, jobs: int = 122_000, days: float = 30.0, cluster_spec=None,
     return written
 
 
-def _remove_stale(out: Path) -> None:
-    """Files an earlier run may have left that this run might not overwrite (other days, corruption list)."""
+def _remove_stale(out: Path, fmt: str = "sacct") -> None:
+    """Files an earlier run may have left that this run might not overwrite (other days, corruption list, the
+    accounting of another format: only the names the generator writes)."""
     stale = [out / "corrupted_lines.csv"]
     stale += [p for m in METRICS for p in (out / "telemetry").glob(f"{m}_*.json")]
+    stale += [out / name for f, name in ACCOUNTING_FILES.items() if f != fmt and not name.endswith("/")]
+    days = out / "accounting"
+    if days.is_dir():  # PBS daily logs: another run's days, or a folder where Grid Engine's file goes
+        stale += [p for p in days.iterdir() if p.is_file() and len(p.name) == 8 and p.name.isdigit()]
     for p in stale:
-        p.unlink(missing_ok=True)
+        if p.is_file():
+            p.unlink()
+    if fmt != "pbs" and days.is_dir() and not any(days.iterdir()):
+        days.rmdir()
 
 
 def _derive(rng: np.random.Generator, j: dict, pop: dict, cluster, prof: dict, t0: int) -> None:
