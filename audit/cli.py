@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from .collect.scheduler import SCHEDULERS
 from .readers import READABLE
 from .textio import InputError
 
@@ -151,14 +152,17 @@ def account(store, price_book, cluster_shape) -> None:
 @click.option("--telemetry-interval", "telemetry_interval_s", default=None, type=int,
               help="DCGM sample interval in seconds (default: the profile's).")
 @click.option("--no-telemetry", is_flag=True, help="Write no telemetry files (GPU truth is still computed).")
-def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_interval_s, no_telemetry) -> None:
+@click.option("--format", "fmt", default="sacct", show_default=True, type=click.Choice(["sacct", "pbs", "lsf", "sge"]),
+              help="The accounting file: sacct text, PBS daily logs (accounting/YYYYMMDD), LSF lsb.acct or Grid "
+                   "Engine accounting; the same jobs and truth in each.")
+def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_interval_s, no_telemetry, fmt) -> None:
     """Write a synthetic month in real export formats, with its planted ground truth (truth.json)."""
     from .synthetic import generate as run_generate
 
     try:
         written = run_generate(out, jobs=jobs, days=days, cluster_spec=cluster_spec, profile=profile, seed=seed,
                                corrupt=corrupt, telemetry_interval_s=telemetry_interval_s,
-                               write_telemetry=not no_telemetry)
+                               write_telemetry=not no_telemetry, fmt=fmt)
     except (InputError, ValueError) as exc:
         _fail(exc)
     for path in written:
@@ -319,6 +323,67 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
     _collected(tarball, manifest)
 
 
+WINDOW_HELP = "Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (the cluster's local time)."
+
+
+@collect.command("pbs")
+@click.option("--since", default="7d", show_default=True, help=WINDOW_HELP)
+@click.option("--until", default=None, help="End (default: now), in the cluster's local time.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--accounting-dir", default=None, type=click.Path(path_type=Path),
+              help="The server's accounting folder (default: $PBS_HOME/server_priv/accounting, PBS_HOME from the "
+                   "environment, /etc/pbs.conf or Torque's /var/spool/torque).")
+@click.option("--quiet", is_flag=True)
+def collect_pbs(since, until, out, accounting_dir, quiet) -> None:
+    """Copies of the daily accounting files, qstat -Bf, qstat -Qf and pbsnodes: read-only, into a tarball."""
+    from .collect import collect_pbs as run
+
+    try:
+        tarball, manifest = run(out, since=since, until=until, accounting_dir=accounting_dir,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
+@collect.command("lsf")
+@click.option("--since", default="7d", show_default=True, help=WINDOW_HELP)
+@click.option("--until", default=None, help="End (default: now), in this machine's local time.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--logdir", default=None, type=click.Path(path_type=Path),
+              help="The folder of lsb.acct (default: LSB_SHAREDIR/<cluster>/logdir from lsf.conf and lsid).")
+@click.option("--quiet", is_flag=True)
+def collect_lsf(since, until, out, logdir, quiet) -> None:
+    """Copies of lsb.acct and the archived lsb.acct.N of the window, lsid, lshosts, bhosts, bqueues and bmgroup."""
+    from .collect import collect_lsf as run
+
+    try:
+        tarball, manifest = run(out, since=since, until=until, logdir=logdir,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
+@collect.command("sge")
+@click.option("--since", default="7d", show_default=True, help=WINDOW_HELP)
+@click.option("--until", default=None, help="End (default: now), in this machine's local time.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Folder to write into.")
+@click.option("--accounting", default=None, type=click.Path(path_type=Path, dir_okay=False),
+              help="The accounting file (default: $SGE_ROOT/$SGE_CELL/common/accounting).")
+@click.option("--quiet", is_flag=True)
+def collect_sge(since, until, out, accounting, quiet) -> None:
+    """A copy of the accounting file, qhost -F, qconf -sql and qconf -sq for each queue: read-only, into a tarball."""
+    from .collect import collect_sge as run
+
+    try:
+        tarball, manifest = run(out, since=since, until=until, accounting=accounting,
+                                log=None if quiet else lambda t: click.echo(t, err=True))
+    except ValueError as exc:
+        _fail(exc)
+    _collected(tarball, manifest)
+
+
 @main.command()
 @click.option("--month", required=True, help="The month to audit, YYYY-MM, or 'last' for the calendar month before today.")
 @click.option("--input", "inputs", multiple=True, type=click.Path(path_type=Path, exists=True),
@@ -326,6 +391,8 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Folder of the monthly runs (DIR/YYYY-MM/, DIR/reclaim.duckdb, DIR/reclaim.prom).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
+@click.option("--scheduler", default="auto", show_default=True, type=click.Choice(["auto", *SCHEDULERS]),
+              help="Whose accounting to collect (auto: the scheduler whose read-only commands are on PATH).")
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True)
 @click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
@@ -337,8 +404,8 @@ def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quie
 @click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
               help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
-def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model, serial, kill_budget, wait_s,
-            config_path, quiet) -> None:
+def monthly(month, inputs, out, cluster_shape, scheduler, price_book, whatif, advisor_model, serial, kill_budget,
+            wait_s, config_path, quiet) -> None:
     """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
 
     Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
@@ -353,7 +420,7 @@ def monthly(month, inputs, out, cluster_shape, price_book, whatif, advisor_model
     try:
         config = load_config(config_path)
         result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
-                             price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
+                             scheduler=scheduler, price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
                              whatif_options={"serial": serial, "quiet": quiet, "kill_budget": kill_budget},
                              log=None if quiet else lambda text: click.echo(text, err=True), config=config,
                              progress=Progress(quiet=quiet))
