@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import numpy as np
 import pandas as pd
 
 from .cluster_shape import is_cluster_shape
@@ -68,7 +69,7 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
                               named_pilot_files=[f for p in pilots for f in p.files], stage=stage,
                               delimiter=delimiter)
         if pilots:
-            result = _pilot_result(result, pilots, keep_paths=extract_to is not None)
+            result = _pilot_result(result, pilots, keep_paths=extract_to is not None, timezone=timezone)
         if cluster_shape is not None:
             result.cluster_shape = cluster_shape
         elif result.cluster_shape is None and (result.nodes is None or not len(result.nodes)):
@@ -110,16 +111,32 @@ def _open_pilots(paths, extract_to, stack) -> tuple[list, list]:
     return pilots, out
 
 
-def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool) -> IngestResult:
-    """Jobs found in two daily chunks (sacct's window has a few minutes' slack) kept once, from the later."""
+#: pilots whose accounting files hold more than the window (whole days, a whole history): their jobs that ended
+#: outside it are left out
+WHOLE_FILES = ("pbs", "lsf", "sge")
+
+
+def _pilot_result(result: IngestResult, pilots: list, keep_paths: bool, timezone: str = "UTC") -> IngestResult:
+    """Jobs found in two daily chunks (sacct's window has a few minutes' slack) kept once, from the later; of a
+    PBS, LSF or Grid Engine pilot, whose copied files hold whole days or the whole history, the jobs that ended
+    outside its window (the manifest's ``since``/``until``, the cluster's local time) left out and counted."""
     jobs = result.jobs
     dup = jobs.duplicated(subset=["cluster", "job_id"], keep="last").to_numpy()
-    result.jobs = jobs.loc[~dup].reset_index(drop=True)
+    outside = np.zeros(len(jobs), dtype=bool)
+    for p in pilots:
+        if p.manifest.get("kind") not in WHOLE_FILES or not p.manifest.get("since") or not p.manifest.get("until"):
+            continue
+        mine = jobs["source_file"].astype("string").fillna("").str.startswith(str(p.folder)).to_numpy(dtype=bool)
+        since, until = (pd.Timestamp(p.manifest[k]).tz_localize(timezone).tz_convert("UTC") for k in ("since", "until"))
+        end = jobs["end_time"]
+        outside |= mine & ((end < since) | (end >= until)).fillna(False).to_numpy(dtype=bool)
+    result.jobs = jobs.loc[~dup & ~outside].reset_index(drop=True)
     result.ledger["pilot"] = {
         "tarballs": [{"file": str(p.tarball), "kind": p.manifest.get("kind"), "since": p.manifest.get("since"),
                       "until": p.manifest.get("until"), "commands": len(p.manifest.get("commands", [])),
                       "failed_commands": p.manifest.get("failed", 0)} for p in pilots],
         "duplicate_jobs_dropped": int(dup.sum()),
+        "outside_window_jobs": int((outside & ~dup).sum()),
     }
     shapes = [p.shape for p in pilots if p.shape is not None]
     if result.cluster_shape is None and len(shapes) == 1:

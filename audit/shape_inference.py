@@ -78,6 +78,40 @@ def _evidence(jobs: pd.DataFrame) -> pd.DataFrame:
                          "cpus": cpus[owner], "mem_bytes": mem[owner], "gpus": gpus[owner]})
 
 
+def _collapse(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that name the same nodes in the same partition, as one row holding the most any of them held a node
+    (a month names a few thousand distinct node lists among a million jobs: each is expanded once)."""
+    if "node_list" not in jobs or len(jobs) < 2:
+        return jobs
+    nodes = _num(jobs, "alloc_nodes")
+    nodes = np.where(np.isfinite(nodes) & (nodes > 0), nodes, 1.0)
+    frame = pd.DataFrame({
+        "cluster": jobs["cluster"].astype("string").fillna(""), "partition":
+            jobs["partition"].astype("string").fillna("") if "partition" in jobs else "",
+        "node_list": jobs["node_list"].astype("string").fillna(""), "alloc_nodes": nodes,
+        "cpus": np.ceil(_num(jobs, "alloc_cpus") / nodes - 1e-9),
+        "mem": np.floor(np.fmax(_num(jobs, "alloc_mem_bytes"), _num(jobs, "req_mem_bytes")) / nodes),
+        "gpus": np.ceil(_num(jobs, "alloc_gpus") / nodes - 1e-9),
+        "gpu_type": jobs["gpu_type"].astype("string") if "gpu_type" in jobs else pd.NA})
+    frame = frame[frame["node_list"].str.len() > 0]
+    keys = ["cluster", "partition", "node_list", "alloc_nodes"]
+    g = frame.groupby(keys, sort=True, observed=True, dropna=False)
+    out = g.agg(cpus=("cpus", "max"), mem=("mem", "max"), gpus=("gpus", "max")).reset_index()
+    typed = frame[frame["gpu_type"].notna() & (frame["gpus"].fillna(0) > 0)]
+    if len(typed):
+        mode = typed.groupby(keys, sort=True, observed=True)["gpu_type"].agg(
+            lambda x: x.value_counts().sort_index().idxmax())
+        out = out.merge(mode.rename("gpu_type").reset_index(), how="left", on=keys)
+    else:
+        out["gpu_type"] = pd.NA
+    n = out["alloc_nodes"].to_numpy()
+    return pd.DataFrame({"cluster": out["cluster"], "partition": out["partition"], "node_list": out["node_list"],
+                         "job_id": pd.array([f"list{k}" for k in range(len(out))], dtype="string"),
+                         "alloc_nodes": n, "alloc_cpus": out["cpus"].to_numpy() * n,
+                         "alloc_mem_bytes": out["mem"].to_numpy() * n, "alloc_gpus": out["gpus"].to_numpy() * n,
+                         "gpu_type": out["gpu_type"].astype("string")})
+
+
 def placements_from_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     """One placement per job and node named in ``node_list`` (Slurm's hostlist form), with the job's allocation
     shared out evenly over its nodes (cores rounded up); no CPU index.  Jobs without a node list give none."""
@@ -169,6 +203,7 @@ def infer_shape(jobs: pd.DataFrame, placements: pd.DataFrame | None = None, *, n
         key = pd.MultiIndex.from_arrays([jobs["cluster"].astype("string").fillna("").astype(str),
                                          jobs["job_id"].astype("string").fillna("").astype(str)])
         rest = jobs[~key.isin(placed)]
+    rest = _collapse(rest)
     ev = _evidence(rest)
     if len(ev):
         r = ev["row"].to_numpy()
