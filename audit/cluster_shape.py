@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .textio import InputError, read_toml
@@ -114,6 +114,37 @@ class ClusterShape:
         for need in needs:
             _NEEDS[need](self)
         return self
+
+
+@dataclass
+class ShapeRead:
+    """A shape read from a scheduler's node list (``scontrol show node``, ``pbsnodes -av``, ``lshosts``,
+    ``qhost -F``): the shape dict (the TOML's layout), the hosts read, the entries set aside with why, and notes
+    on what the shape could not know."""
+
+    shape: dict
+    nodes: int = 0
+    skipped: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def shape_from_hosts(cluster: str, hosts: dict) -> dict:
+    """The shape dict of hosts ``{name: (cpus, mem_bytes, gpus, partitions)}``: hosts of one kind as one node group
+    each (named after its first partition), every partition named once in the order first seen."""
+    kinds: dict = {}
+    for host, kind in hosts.items():
+        kinds.setdefault(kind, []).append(host)
+    groups, partitions = [], []
+    for i, ((cpus, mem, gpus, parts), names) in enumerate(sorted(kinds.items())):
+        group = {"name": f"{parts[0] if parts else 'nodes'}-{i}", "count": len(names), "cpus": cpus,
+                 "mem_bytes": mem, "gpus": gpus}
+        if gpus:
+            group["gpu_type"] = "gpu"
+        if parts:
+            group["partitions"] = list(parts)
+        groups.append(group)
+        partitions += [p for p in parts if p not in partitions]
+    return {"name": cluster, "partitions": [{"name": p} for p in partitions], "node_groups": groups}
 
 
 def load_cluster_shape(spec, *, source: str = "cluster shape") -> ClusterShape:

@@ -18,25 +18,15 @@ preference, the host itself); a queue without a ``HOSTS:`` line uses every host 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cluster_shape import ShapeRead, shape_from_hosts
 from ..textio import InputError
 
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)B?$", re.IGNORECASE)
 _POWER = {"K": -1, "M": 0, "G": 1, "T": 2, "P": 3}
 MIB = 2**20
 
-
-@dataclass
-class ShapeRead:
-    """The shape dict (the cluster-shape TOML's layout), the hosts read, the host lines set aside with why,
-    and notes on what the shape could not know."""
-
-    shape: dict
-    nodes: int = 0
-    skipped: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
 
 
 def lsf_mem(text) -> int | None:
@@ -231,23 +221,6 @@ def read_lsf_hosts(path, *, bhosts=None, queues=None, hostgroups=None, lsid=None
     else:
         notes.append("no bqueues -l output: the hosts are in no partition")
     cluster = name or (cluster_name(_read(lsid, "lsid output")) if lsid is not None else None) or "lsf"
-    shape = _shape(cluster, {h: (*v, tuple(q for q in members if h in members[q])) for h, v in hosts.items()})
+    shape = shape_from_hosts(cluster, {h: (*v, tuple(q for q in members if h in members[q])) for h, v in hosts.items()})
     return ShapeRead(shape=shape, nodes=len(hosts), skipped=skipped, notes=notes)
 
-
-def _shape(cluster: str, hosts: dict) -> dict:
-    """Hosts of one kind ``(cpus, mem_bytes, gpus, partitions)`` as one node group each."""
-    kinds: dict = {}
-    for host, kind in hosts.items():
-        kinds.setdefault(kind, []).append(host)
-    groups, partitions = [], []
-    for i, ((cpus, mem, gpus, parts), names) in enumerate(sorted(kinds.items())):
-        group = {"name": f"{parts[0] if parts else 'nodes'}-{i}", "count": len(names), "cpus": cpus,
-                 "mem_bytes": mem, "gpus": gpus}
-        if gpus:
-            group["gpu_type"] = "gpu"
-        if parts:
-            group["partitions"] = list(parts)
-        groups.append(group)
-        partitions += [p for p in parts if p not in partitions]
-    return {"name": cluster, "partitions": [{"name": p} for p in partitions], "node_groups": groups}

@@ -21,9 +21,9 @@ CPU count (``resources_available.ncpus``, ``np``, ``status`` ``ncpus=``) is set 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cluster_shape import ShapeRead, shape_from_hosts
 from ..textio import InputError
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmgtp]?)([bw]?)$", re.IGNORECASE)
@@ -31,16 +31,6 @@ _POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _KEY = re.compile(r"^[A-Za-z_][\w.\-]*$")
 WORD = 8  # bytes in a word on the 64-bit hosts PBS runs on
 
-
-@dataclass
-class ShapeRead:
-    """The shape dict (the cluster-shape TOML's layout), the hosts read, the node entries set aside with why,
-    and notes on what the shape could not know."""
-
-    shape: dict
-    nodes: int = 0
-    skipped: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
 
 
 def pbs_size(text) -> int | None:
@@ -145,7 +135,7 @@ def read_pbsnodes(path, *, server=None, queues=None, name: str | None = None) ->
     queue_list = _queues(queues, notes) if queues is not None else None
     members = _members(hosts, queue_list)
     cluster = name or (_server_name(server) if server is not None else None) or "pbs"
-    shape = _shape(cluster, {host: (h["cpus"], h["mem"], h["gpus"],
+    shape = shape_from_hosts(cluster, {host: (h["cpus"], h["mem"], h["gpus"],
                                     tuple(q for q in members if host in members[q])) for host, h in hosts.items()})
     return ShapeRead(shape=shape, nodes=len(hosts), skipped=skipped, notes=notes)
 
@@ -200,20 +190,3 @@ def _server_name(path) -> str | None:
             return line.split(":", 1)[1].strip() or None
     return None
 
-
-def _shape(cluster: str, hosts: dict) -> dict:
-    """Hosts of one kind ``(cpus, mem_bytes, gpus, partitions)`` as one node group each."""
-    kinds: dict = {}
-    for host, kind in hosts.items():
-        kinds.setdefault(kind, []).append(host)
-    groups, partitions = [], []
-    for i, ((cpus, mem, gpus, parts), names) in enumerate(sorted(kinds.items())):
-        group = {"name": f"{parts[0] if parts else 'nodes'}-{i}", "count": len(names), "cpus": cpus,
-                 "mem_bytes": mem, "gpus": gpus}
-        if gpus:
-            group["gpu_type"] = "gpu"
-        if parts:
-            group["partitions"] = list(parts)
-        groups.append(group)
-        partitions += [p for p in parts if p not in partitions]
-    return {"name": cluster, "partitions": [{"name": p} for p in partitions], "node_groups": groups}

@@ -19,9 +19,9 @@ Host names are matched by their short name (before the first dot).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cluster_shape import ShapeRead, shape_from_hosts
 from ..textio import InputError
 
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT]?)$")
@@ -30,16 +30,6 @@ _MULT = {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, 
 _RESOURCE = re.compile(r"^\s+([a-zA-Z])([a-zA-Z]):([^=\s]+)=(\S*)\s*$")
 GPU_NAMES = ("gpu", "gpus", "ngpus")
 
-
-@dataclass
-class ShapeRead:
-    """The shape dict (the cluster-shape TOML's layout), the hosts read, the host lines set aside with why,
-    and notes on what the shape could not know."""
-
-    shape: dict
-    nodes: int = 0
-    skipped: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
 
 
 def sge_memory(text) -> int | None:
@@ -214,22 +204,5 @@ def read_qhost(path, *, queues=(), hostgroups=None, name: str | None = None) -> 
         notes.append(f"GPUs of {len(free_only)} host(s) are the consumable's free amount when qhost ran "
                      f"(hc:), fewer than the host has where jobs held some: {', '.join(sorted(free_only)[:10])}")
     cluster = name or "sge"
-    return ShapeRead(shape=_shape(cluster, hosts), nodes=len(hosts), skipped=skipped, notes=notes)
+    return ShapeRead(shape=shape_from_hosts(cluster, hosts), nodes=len(hosts), skipped=skipped, notes=notes)
 
-
-def _shape(cluster: str, hosts: dict) -> dict:
-    """Hosts of one kind ``(cpus, mem_bytes, gpus, partitions)`` as one node group each."""
-    kinds: dict = {}
-    for host, kind in hosts.items():
-        kinds.setdefault(kind, []).append(host)
-    groups, partitions = [], []
-    for i, ((cpus, mem, gpus, parts), names) in enumerate(sorted(kinds.items())):
-        group = {"name": f"{parts[0] if parts else 'nodes'}-{i}", "count": len(names), "cpus": cpus,
-                 "mem_bytes": mem, "gpus": gpus}
-        if gpus:
-            group["gpu_type"] = "gpu"
-        if parts:
-            group["partitions"] = list(parts)
-        groups.append(group)
-        partitions += [p for p in parts if p not in partitions]
-    return {"name": cluster, "partitions": [{"name": p} for p in partitions], "node_groups": groups}

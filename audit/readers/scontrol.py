@@ -10,23 +10,15 @@ a node names becomes a partition of the shape (:mod:`audit.cluster_shape`).  A l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cluster_shape import ShapeRead
 from ..textio import InputError
 
 MIB = 2**20
 _PAIR = re.compile(r"(\w+)=(\S*)")
 _GPU = re.compile(r"gpu(?::([^:(,]+))?:(\d+)")
 
-
-@dataclass
-class ShapeRead:
-    """The shape dict (the cluster-shape TOML's layout), and the node lines set aside with why."""
-
-    shape: dict
-    nodes: int = 0
-    skipped: list = field(default_factory=list)
 
 
 def _fields(line: str) -> dict:
