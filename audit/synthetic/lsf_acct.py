@@ -40,6 +40,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrow_text import cat, exit_parts, txt, where
+
 VERSION = "10.108"
 DONE, EXIT = 64, 32
 TERM_UNKNOWN, TERM_PREEMPT, TERM_RUNLIMIT, TERM_OWNER, TERM_ADMIN = 0, 1, 5, 14, 15
@@ -85,17 +87,17 @@ def _lines(ctx: dict) -> tuple[np.ndarray, pa.Array]:
     state = j["state"]
     nodes, cpus_pn, gpus_pn, mem_pn = j["nodes"], j["cpus_pn"], j["gpus_pn"], j["mem_pn_mib"]
     cpus = j["alloc_cpus"]
-    user = _txt(ctx["user_name"][j["user"]])
+    user = txt(ctx["user_name"][j["user"]])
     arr = j["sub_type"] == 1
     job_id = np.where(arr, ids["base"], ids["raw"]).astype(np.int64)
     idx = np.where(arr, j["task"] + 1, 0)
-    cwd = _cat("/home/", user)
+    cwd = cat("/home/", user)
 
-    span = _if(nodes > 1, _cat("span[ptile=", cpus_pn, "]"), "span[hosts=1]")
-    res_req = _cat("rusage[mem=", mem_pn, "/host] ", span)
-    eff = _cat("select[type == any] order[r15s:pg] rusage[mem=", mem_pn, ".00/host",
-               _if(gpus_pn > 0, _cat(",ngpus_physical=", gpus_pn, ".00/host"), ""), "] ", span)
-    with_hosts = _cat(np.where(ran, cpus, 0), _slot_hosts(ctx, ran))   # numExHosts, execHosts (allocSlots alike)
+    span = where(nodes > 1, cat("span[ptile=", cpus_pn, "]"), "span[hosts=1]")
+    res_req = cat("rusage[mem=", mem_pn, "/host] ", span)
+    eff = cat("select[type == any] order[r15s:pg] rusage[mem=", mem_pn, ".00/host",
+               where(gpus_pn > 0, cat(",ngpus_physical=", gpus_pn, ".00/host"), ""), "] ", span)
+    with_hosts = cat(np.where(ran, cpus, 0), _slot_hosts(ctx, ran))   # numExHosts, execHosts (allocSlots alike)
 
     cpu_ms = np.where(ran, np.asarray(ctx["cpu_used_ms"], dtype=np.int64), 0)
     stime_ms = cpu_ms // 50                                  # 2 % of the CPU time in the kernel
@@ -104,21 +106,21 @@ def _lines(ctx: dict) -> tuple[np.ndarray, pa.Array]:
     maxrss = max_rmem // np.maximum(nodes, 1)                # the largest process: a host's whole use at most
 
     def ru_time(ms):
-        return _if(ran, _seconds6(ms), "-1.000000")
+        return where(ran, _seconds6(ms), "-1.000000")
 
     def ru_int(v):
-        return _if(ran, np.broadcast_to(np.asarray(v, dtype=np.int64), (n,)), "-1")
+        return where(ran, np.broadcast_to(np.asarray(v, dtype=np.int64), (n,)), "-1")
 
     status, info = exit_status(j, ran), exit_info(j)
     options = OPTIONS + np.where(j["exclusive"], SUB_EXCLUSIVE, 0)
     fields = [
         '"JOB_FINISH"', f'"{VERSION}"', end, job_id, ctx["uid"][j["user"]], options, cpus, submit, "0", "0",
         np.maximum(start, 0), _q(user), _q(ctx["partition_name"][j["partition"]]), _q(res_req), '""', '""',
-        f'"{SUBMIT_HOST}"', _q(cwd), '""', '""', '""', _q(_cat(submit, ".", job_id)),
+        f'"{SUBMIT_HOST}"', _q(cwd), '""', '""', '""', _q(cat(submit, ".", job_id)),
         "0",                                                  # numAskedHosts
         with_hosts,                                           # numExHosts, execHosts
-        _if(state == "COMPLETED", str(DONE), str(EXIT)), "1.0", _q(j["job_name"]),
-        _q(_cat("./", j["job_name"], ".sh")),
+        where(state == "COMPLETED", str(DONE), str(EXIT)), "1.0", _q(j["job_name"]),
+        _q(cat("./", j["job_name"], ".sh")),
         # lsfRusage: ru_utime … ru_exutime
         ru_time(utime_ms), ru_time(stime_ms), ru_int(maxrss), ru_int(0), ru_int(0), ru_int(0), ru_int(0),
         ru_int(maxrss // 4), ru_int(0), ru_int(0), ru_int(0), ru_int(0), "-1", ru_int(0), ru_int(0), ru_int(0),
@@ -137,7 +139,7 @@ def _lines(ctx: dict) -> tuple[np.ndarray, pa.Array]:
         "-1",                                                 # ineligiblePendTime
         "0", "0", "0", "0", "0",                              # indexRangeCnt requeueTime numGPURusages storageInfoC numKVP
     ]
-    lines = pc.binary_join_element_wise(*[_txt(f) for f in fields], " ")
+    lines = pc.binary_join_element_wise(*[txt(f) for f in fields], " ")
     order = np.lexsort((np.arange(n), end))
     return end[order], lines.take(pa.array(order))
 
@@ -146,7 +148,7 @@ def exit_status(j: dict, ran: np.ndarray) -> np.ndarray:
     """``exitStatus``: the wait status, exit code × 256 or the number of the signal that ended the job (0 for a
     job killed while pending: no process ran)."""
     state = j["state"]
-    code, sig = _exit_parts(j["fail_code"])
+    code, sig = exit_parts(j["fail_code"])
     failed = np.where(sig > 0, sig, code * 256)
     out = np.zeros(len(state), dtype=np.int64)
     out[state == "TIMEOUT"] = SIGUSR2                         # bsub -W: SIGUSR2 at the run limit
@@ -158,7 +160,7 @@ def exit_status(j: dict, ran: np.ndarray) -> np.ndarray:
 def exit_info(j: dict) -> np.ndarray:
     """``exitInfo``: the termination reason's number."""
     state = j["state"]
-    _, sig = _exit_parts(j["fail_code"])
+    _, sig = exit_parts(j["fail_code"])
     out = np.full(len(state), TERM_UNKNOWN, dtype=np.int64)
     out[(state == "FAILED") & (sig > 0)] = TERM_EXTERNAL_SIGNAL
     out[state == "TIMEOUT"] = TERM_RUNLIMIT
@@ -181,7 +183,7 @@ def _slot_hosts(ctx: dict, ran: np.ndarray) -> pa.Array:
     rows = np.asarray(rows, dtype=np.int64)
     order = np.argsort(rows, kind="stable")
     rows, nds = rows[order], np.asarray(nds, dtype=np.int64)[order]
-    blocks = pc.binary_repeat(_cat(' "', ctx["node_name"][nds], '"'), pa.array(cpus_pn[rows].astype(np.int64)))
+    blocks = pc.binary_repeat(cat(' "', ctx["node_name"][nds], '"'), pa.array(cpus_pn[rows].astype(np.int64)))
     offsets = np.zeros(len(cpus_pn) + 1, dtype=np.int32)
     offsets[1:] = np.cumsum(np.bincount(rows, minlength=len(cpus_pn)))
     return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), blocks), "")
@@ -190,37 +192,13 @@ def _slot_hosts(ctx: dict, ran: np.ndarray) -> pa.Array:
 def _seconds6(ms) -> pa.Array:
     """Milliseconds → seconds with six decimals (``%f``)."""
     s, frac = np.divmod(np.asarray(ms, dtype=np.int64), 1000)
-    return _cat(s, ".", pc.utf8_lpad(_txt(frac), width=3, padding="0"), "000")
+    return cat(s, ".", pc.utf8_lpad(txt(frac), width=3, padding="0"), "000")
 
 
 def _q(values) -> pa.Array:
     """Quote strings as LSF does: in double quotes, a quote inside doubled."""
-    return _cat('"', pc.replace_substring(_txt(values), '"', '""'), '"')
+    return cat('"', pc.replace_substring(txt(values), '"', '""'), '"')
 
 
-def _exit_parts(codes) -> tuple[np.ndarray, np.ndarray]:
-    """Slurm ``code:signal`` strings → (exit code, signal) integers (parsed once per distinct code)."""
-    uniq, inverse = np.unique(np.asarray(codes, dtype=str), return_inverse=True)
-    pairs = np.array([u.split(":", 1) for u in uniq.tolist()], dtype=np.int64).reshape(-1, 2)
-    return pairs[inverse.ravel(), 0], pairs[inverse.ravel(), 1]
 
 
-def _txt(x):
-    """A column (or constant) as Arrow strings: integers printed in decimal, objects as they are."""
-    if isinstance(x, str):
-        return pa.scalar(x, pa.string())
-    if isinstance(x, (pa.Array, pa.Scalar)):
-        return x
-    x = np.asarray(x)
-    if x.dtype.kind in "iub":
-        return pc.cast(pa.array(x.astype(np.int64)), pa.string())
-    return pa.array(x.astype(object), type=pa.string())
-
-
-def _cat(*parts) -> pa.Array:
-    """Concatenate columns and constants element-wise (at least one part is a column)."""
-    return pc.binary_join_element_wise(*[_txt(p) for p in parts], "")
-
-
-def _if(mask, a, b) -> pa.Array:
-    return pc.if_else(pa.array(np.asarray(mask, dtype=bool)), _txt(a), _txt(b))

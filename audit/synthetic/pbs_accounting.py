@@ -33,6 +33,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrow_text import cat, exit_parts, txt, where
+
 SIGTERM = 15
 SIGNAL_BASE = 256                 # Exit_status = 256 + N: the job was killed by signal N
 JOB_EXEC_RERUN_MS_FAIL = -20      # the primary execution host (mother superior) was lost
@@ -62,21 +64,21 @@ def _records(ctx: dict, timezone: str) -> tuple[np.ndarray, pa.Array, pa.Array]:
     state = j["state"]
     nodes, cpus_pn, gpus_pn, mem_pn = j["nodes"], j["cpus_pn"], j["gpus_pn"], j["mem_pn_mib"]
     cpus, gpus = j["alloc_cpus"], gpus_pn * nodes
-    user = _txt(ctx["user_name"][j["user"]])
-    account = _txt(ctx["account_name"][j["account"]])
-    queue = _txt(ctx["partition_name"][j["partition"]])
+    user = txt(ctx["user_name"][j["user"]])
+    account = txt(ctx["account_name"][j["account"]])
+    queue = txt(ctx["partition_name"][j["partition"]])
     jid = _job_ids(ctx, server)
 
     # the request (Resource_List, in PBS's alphabetical order) and where the job ran
-    select = _cat(nodes, ":ncpus=", cpus_pn, ":mem=", _size(mem_pn), _if(gpus_pn > 0, _cat(":ngpus=", gpus_pn), ""))
-    place = _cat(_if(nodes > 1, "scatter", "pack"), _if(j["exclusive"], ":excl", ""))
-    resources = _cat("Resource_List.mem=", _size(mem_pn * nodes), " Resource_List.ncpus=", cpus,
-                     _if(gpus > 0, _cat(" Resource_List.ngpus=", gpus), ""), " Resource_List.nodect=", nodes,
+    select = cat(nodes, ":ncpus=", cpus_pn, ":mem=", _size(mem_pn), where(gpus_pn > 0, cat(":ngpus=", gpus_pn), ""))
+    place = cat(where(nodes > 1, "scatter", "pack"), where(j["exclusive"], ":excl", ""))
+    resources = cat("Resource_List.mem=", _size(mem_pn * nodes), " Resource_List.ncpus=", cpus,
+                     where(gpus > 0, cat(" Resource_List.ngpus=", gpus), ""), " Resource_List.nodect=", nodes,
                      " Resource_List.place=", place, " Resource_List.select=", select, " Resource_List.walltime=",
                      hms(j["limit_s"]))
     exec_host, exec_vnode = _exec(ctx, ran)
-    who = _cat("user=", user, " group=", account, ' account="', account, '" project=_pbs_project_default jobname=',
-               _txt(j["job_name"]), " queue=", queue, " ctime=", submit, " qtime=", submit, " etime=", submit,
+    who = cat("user=", user, " group=", account, ' account="', account, '" project=_pbs_project_default jobname=',
+               txt(j["job_name"]), " queue=", queue, " ctime=", submit, " qtime=", submit, " etime=", submit,
                " start=", np.maximum(start, 0), " exec_host=", exec_host, " exec_vnode=", exec_vnode, " ", resources)
 
     # the use, as the E record reports it
@@ -85,15 +87,15 @@ def _records(ctx: dict, timezone: str) -> tuple[np.ndarray, pa.Array, pa.Array]:
     vmem_kb = mem_kb + 204800 * nodes                                    # + the shared libraries' 200 MiB a node
     pct = np.where(el > 0, cput * 100 // np.maximum(el, 1), 0)
     session = 4000 + (np.asarray(ctx["ids"]["raw"], dtype=np.int64) * 7919) % 60000
-    e_msg = _cat(who, " session=", session, " end=", end, " Exit_status=", exit_status(j),
+    e_msg = cat(who, " session=", session, " end=", end, " Exit_status=", exit_status(j),
                  " resources_used.cpupercent=", pct, " resources_used.cput=", hms(cput), " resources_used.mem=",
                  mem_kb, "kb resources_used.ncpus=", cpus, " resources_used.vmem=", vmem_kb,
                  "kb resources_used.walltime=", hms(el), " eligible_time=", hms(np.maximum(start - submit, 0)),
                  " run_count=1")
-    s_msg = _cat(who, " resource_assigned.mem=", mem_pn * nodes * 1024, "kb resource_assigned.ncpus=", cpus)
-    requestor = _if(state == "PREEMPTED", "Scheduler@" + server,
-                    _cat(_if(j["cancel_uid"] == 0, "root", user), "@" + SUBMIT_HOST))
-    d_msg = _cat("requestor=", requestor)
+    s_msg = cat(who, " resource_assigned.mem=", mem_pn * nodes * 1024, "kb resource_assigned.ncpus=", cpus)
+    requestor = where(state == "PREEMPTED", "Scheduler@" + server,
+                    cat(where(j["cancel_uid"] == 0, "root", user), "@" + SUBMIT_HOST))
+    d_msg = cat("requestor=", requestor)
 
     # the records: (row, kind) for every record a job has; messages taken once, in log order, from all four kinds
     deleted = np.flatnonzero(np.isin(state, ("CANCELLED", "PREEMPTED")))
@@ -103,10 +105,10 @@ def _records(ctx: dict, timezone: str) -> tuple[np.ndarray, pa.Array, pa.Array]:
     t = np.concatenate([submit, start[started], end[deleted], end[started]])
     order = np.lexsort((k, r, t))
     r, k, t = r[order], k[order], t[order]
-    msg = pa.concat_arrays([_cat("queue=", queue), s_msg, d_msg, e_msg]).take(pa.array(k * n + r))
+    msg = pa.concat_arrays([cat("queue=", queue), s_msg, d_msg, e_msg]).take(pa.array(k * n + r))
     stamp, day = _stamps(t, timezone)
     kind = pa.array(np.array(KINDS, dtype=object)[k], type=pa.string())
-    return t, day, _cat(stamp, ";", kind, ";", jid.take(pa.array(r)), ";", msg)
+    return t, day, cat(stamp, ";", kind, ";", jid.take(pa.array(r)), ";", msg)
 
 
 def write_pbs_accounting(ctx: dict, out, *, timezone: str = "UTC") -> list[Path]:
@@ -128,7 +130,7 @@ def write_pbs_accounting(ctx: dict, out, *, timezone: str = "UTC") -> list[Path]
 def exit_status(j: dict) -> np.ndarray:
     """``Exit_status`` of each job's E record (module docstring)."""
     state = j["state"]
-    code, sig = _exit_parts(j["fail_code"])
+    code, sig = exit_parts(j["fail_code"])
     failed = np.where(sig > 0, SIGNAL_BASE + sig, code)
     out = np.zeros(len(state), dtype=np.int64)
     for name, value in (("TIMEOUT", JOB_EXEC_KILL_WALLTIME), ("OUT_OF_MEMORY", JOB_EXEC_KILL_MEM),
@@ -143,7 +145,7 @@ def hms(sec) -> pa.Array:
     sec = np.asarray(sec, dtype=np.int64)
     h, r = np.divmod(sec, 3600)
     m, s = np.divmod(r, 60)
-    return _cat(_pad2(h), ":", _pad2(m), ":", _pad2(s))
+    return cat(_pad2(h), ":", _pad2(m), ":", _pad2(s))
 
 
 def local_stamps(epoch, timezone: str = "UTC") -> tuple[np.ndarray, np.ndarray]:
@@ -172,15 +174,15 @@ def _job_ids(ctx: dict, server: str) -> pa.Array:
     """``1000001.synth``; array subjobs ``1000001[4].synth`` (the array's number and the task's index)."""
     j, ids = ctx["jobs"], ctx["ids"]
     arr = j["sub_type"] == 1
-    return _cat(_if(arr, _cat(ids["base"], "[", j["task"], "]"), _txt(ids["raw"])), "." + server)
+    return cat(where(arr, cat(ids["base"], "[", j["task"], "]"), txt(ids["raw"])), "." + server)
 
 
 def _exec(ctx: dict, ran: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``exec_host`` and ``exec_vnode`` per job (empty for jobs that never ran)."""
     j = ctx["jobs"]
     cpus_pn, gpus_pn, mem_pn = j["cpus_pn"], j["gpus_pn"], j["mem_pn_mib"]
-    slot = _cat("/0", _if(cpus_pn > 1, _cat("*", cpus_pn), "")).to_numpy(zero_copy_only=False)
-    vn = _cat(":ncpus=", cpus_pn, ":mem=", mem_pn * 1024, "kb", _if(gpus_pn > 0, _cat(":ngpus=", gpus_pn), ""))
+    slot = cat("/0", where(cpus_pn > 1, cat("*", cpus_pn), "")).to_numpy(zero_copy_only=False)
+    vn = cat(":ncpus=", cpus_pn, ":mem=", mem_pn * 1024, "kb", where(gpus_pn > 0, cat(":ngpus=", gpus_pn), ""))
     vn = vn.to_numpy(zero_copy_only=False)
     names = ctx["node_name"]
     host = np.full(len(cpus_pn), "", dtype=object)
@@ -196,36 +198,12 @@ def _exec(ctx: dict, ran: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _size(mib) -> pa.Array:
     """MiB → a PBS size: ``64gb`` when whole GiB, else ``16000mb`` (PBS's kb/mb/gb are 1024-based)."""
     mib = np.asarray(mib, dtype=np.int64)
-    return _if(mib % 1024 == 0, _cat(mib // 1024, "gb"), _cat(mib, "mb"))
+    return where(mib % 1024 == 0, cat(mib // 1024, "gb"), cat(mib, "mb"))
 
-
-def _exit_parts(codes) -> tuple[np.ndarray, np.ndarray]:
-    """Slurm ``code:signal`` strings → (exit code, signal) integers (parsed once per distinct code)."""
-    uniq, inverse = np.unique(np.asarray(codes, dtype=str), return_inverse=True)
-    pairs = np.array([u.split(":", 1) for u in uniq.tolist()], dtype=np.int64).reshape(-1, 2)
-    return pairs[inverse.ravel(), 0], pairs[inverse.ravel(), 1]
 
 
 def _pad2(a) -> pa.Array:
-    return pc.utf8_lpad(_txt(np.asarray(a, dtype=np.int64)), width=2, padding="0")
+    return pc.utf8_lpad(txt(np.asarray(a, dtype=np.int64)), width=2, padding="0")
 
 
-def _txt(x):
-    """A column (or constant) as Arrow strings: integers printed in decimal, objects as they are."""
-    if isinstance(x, str):
-        return pa.scalar(x, pa.string())
-    if isinstance(x, (pa.Array, pa.Scalar)):
-        return x
-    x = np.asarray(x)
-    if x.dtype.kind in "iub":
-        return pc.cast(pa.array(x.astype(np.int64)), pa.string())
-    return pa.array(x.astype(object), type=pa.string())
 
-
-def _cat(*parts) -> pa.Array:
-    """Concatenate columns and constants element-wise (at least one part is a column)."""
-    return pc.binary_join_element_wise(*[_txt(p) for p in parts], "")
-
-
-def _if(mask, a, b) -> pa.Array:
-    return pc.if_else(pa.array(np.asarray(mask, dtype=bool)), _txt(a), _txt(b))

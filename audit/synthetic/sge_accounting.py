@@ -38,6 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrow_text import cat, txt, where
+
 HEADER = "# Version: 8.1.9\n# \n# DO NOT MODIFY THIS FILE MANUALLY!\n# \n"
 N_FIELDS = 45
 SIGKILL_STATUS = 128 + 9
@@ -93,7 +95,7 @@ def _records(ctx: dict) -> tuple[np.ndarray, pa.Array]:
             nds += held
     rows = np.asarray(rows, dtype=np.int64)
     pos = np.asarray(pos, dtype=np.int64)
-    host = _txt(ctx["node_name"][np.asarray(nds, dtype=np.int64)])
+    host = txt(ctx["node_name"][np.asarray(nds, dtype=np.int64)])
     k = nodes[rows]
     master = pos == 0
     # usage per host: an equal share, the remainder on the master's host
@@ -118,13 +120,13 @@ def _records(ctx: dict) -> tuple[np.ndarray, pa.Array]:
         ctx["partition_name"][j["partition"]][rows], host, account, ctx["user_name"][j["user"]][rows],
         j["job_name"][rows], job_number[rows], account, "0",
         np.where(master, j["submit"][rows], 0), t_start, e0, failed[rows], status[rows], wall,
-        _f6_ms(cpu_h - stime_ms), _f6_ms(stime_ms), _cat(peak_kb, ".000000"), "0", "0", "0", "0",
+        _f6_ms(cpu_h - stime_ms), _f6_ms(stime_ms), cat(peak_kb, ".000000"), "0", "0", "0", "0",
         peak_kb // 4, "0", "0", "0.000000", "0", "0", "0", "0", wall * 2, wall // 10,
         "NONE", "defaultdepartment", pe[rows], cpus[rows], task_number[rows],
         _f6_ms(cpu_h), _f6_micro(mem_micro), "0.000000", category.take(pa.array(rows)), "0.000000",
-        _if(master, "NONE", _cat("1.", host)), _cat(vmem_h, ".000000"), "0", "0",
+        where(master, "NONE", cat("1.", host)), cat(vmem_h, ".000000"), "0", "0",
     ]
-    lines = pc.binary_join_element_wise(*[_txt(f) for f in fields], ":")
+    lines = pc.binary_join_element_wise(*[txt(f) for f in fields], ":")
     order = np.lexsort((pos, master, rows, e0))
     return e0[order], lines.take(pa.array(order))
 
@@ -159,13 +161,13 @@ def mem_per_slot_bytes(j: dict) -> np.ndarray:
 
 def _category(j: dict, per_slot: np.ndarray) -> pa.Array:
     cpus, nodes, gpus = j["alloc_cpus"], j["nodes"], j["gpus_pn"] * j["nodes"]
-    vmem = _if(per_slot % GIB == 0, _cat(per_slot // GIB, "G"),
-               _if(per_slot % MIB == 0, _cat(per_slot // MIB, "M"),
-                   _if(per_slot % KIB == 0, _cat(per_slot // KIB, "K"), _txt(per_slot))))
-    res = _cat(_if(j["exclusive"], "exclusive=true,", ""), _if(gpus > 0, _cat("gpu=", gpus, ","), ""),
+    vmem = where(per_slot % GIB == 0, cat(per_slot // GIB, "G"),
+               where(per_slot % MIB == 0, cat(per_slot // MIB, "M"),
+                   where(per_slot % KIB == 0, cat(per_slot // KIB, "K"), txt(per_slot))))
+    res = cat(where(j["exclusive"], "exclusive=true,", ""), where(gpus > 0, cat("gpu=", gpus, ","), ""),
                "h_rt=", j["limit_s"], ",h_vmem=", vmem)
-    pe = _if(cpus > 1, _cat(_if(nodes > 1, " -pe mpi ", " -pe smp "), cpus), "")
-    return _cat("-l ", res, pe)
+    pe = where(cpus > 1, cat(where(nodes > 1, " -pe mpi ", " -pe smp "), cpus), "")
+    return cat("-l ", res, pe)
 
 
 def _f6_ms(ms) -> pa.Array:
@@ -176,25 +178,7 @@ def _f6_ms(ms) -> pa.Array:
 def _f6_micro(micro) -> pa.Array:
     """Millionths → a number printed ``%f`` (six decimals)."""
     whole, frac = np.divmod(np.asarray(micro, dtype=np.int64), 1_000_000)
-    return _cat(whole, ".", pc.utf8_lpad(_txt(frac), width=6, padding="0"))
+    return cat(whole, ".", pc.utf8_lpad(txt(frac), width=6, padding="0"))
 
 
-def _txt(x):
-    """A column (or constant) as Arrow strings: integers printed in decimal, objects as they are."""
-    if isinstance(x, str):
-        return pa.scalar(x, pa.string())
-    if isinstance(x, (pa.Array, pa.Scalar)):
-        return x
-    x = np.asarray(x)
-    if x.dtype.kind in "iub":
-        return pc.cast(pa.array(x.astype(np.int64)), pa.string())
-    return pa.array(x.astype(object), type=pa.string())
 
-
-def _cat(*parts) -> pa.Array:
-    """Concatenate columns and constants element-wise (at least one part is a column)."""
-    return pc.binary_join_element_wise(*[_txt(p) for p in parts], "")
-
-
-def _if(mask, a, b) -> pa.Array:
-    return pc.if_else(pa.array(np.asarray(mask, dtype=bool)), _txt(a), _txt(b))
