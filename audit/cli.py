@@ -271,7 +271,12 @@ def collect() -> None:
     """Collect a pilot's inputs with read-only commands into a tarball (docs/pilot.md)."""
 
 
-def _collected(tarball, manifest) -> None:
+def _collect(run, out, quiet: bool, **options) -> None:
+    """Run a collector, print the tarball and the commands that failed (exit 4 when one did; 2 on bad options)."""
+    try:
+        tarball, manifest = run(out, log=None if quiet else lambda t: click.echo(t, err=True), **options)
+    except ValueError as exc:
+        _fail(exc)
     failed = manifest.failed
     click.echo(f"wrote {tarball} ({len(manifest.commands)} commands, {len(failed)} failed)")
     for c in failed:
@@ -289,14 +294,9 @@ def _collected(tarball, manifest) -> None:
 @click.option("--quiet", is_flag=True)
 def collect_slurm(since, until, out, no_json, quiet) -> None:
     """sacct (by day), sinfo, scontrol show node/partition/config and sshare: read-only, into a tarball."""
-    from .collect import collect_slurm as run
+    from .collect import collect_slurm
 
-    try:
-        tarball, manifest = run(out, since=since, until=until, json_too=not no_json,
-                                log=None if quiet else lambda t: click.echo(t, err=True))
-    except ValueError as exc:
-        _fail(exc)
-    _collected(tarball, manifest)
+    _collect(collect_slurm, out, quiet, since=since, until=until, json_too=not no_json)
 
 
 @collect.command("k8s")
@@ -312,15 +312,10 @@ def collect_slurm(since, until, out, no_json, quiet) -> None:
 @click.option("--quiet", is_flag=True)
 def collect_k8s(since, until, prometheus, token_file, ca_file, step_s, out, quiet) -> None:
     """kubectl get pods/nodes and Prometheus query_range exports of the series the readers know, into a tarball."""
-    from .collect import collect_k8s as run
+    from .collect import collect_k8s
 
-    try:
-        tarball, manifest = run(out, prometheus=prometheus, since=since, until=until, step_s=step_s,
-                                token_file=token_file, ca_file=ca_file,
-                                log=None if quiet else lambda t: click.echo(t, err=True))
-    except ValueError as exc:
-        _fail(exc)
-    _collected(tarball, manifest)
+    _collect(collect_k8s, out, quiet, prometheus=prometheus, since=since, until=until, step_s=step_s,
+             token_file=token_file, ca_file=ca_file)
 
 
 WINDOW_HELP = "Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (the cluster's local time)."
@@ -336,14 +331,9 @@ WINDOW_HELP = "Start: 7d, 12h, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (the cluster's 
 @click.option("--quiet", is_flag=True)
 def collect_pbs(since, until, out, accounting_dir, quiet) -> None:
     """Copies of the daily accounting files, qstat -Bf, qstat -Qf and pbsnodes: read-only, into a tarball."""
-    from .collect import collect_pbs as run
+    from .collect import collect_pbs
 
-    try:
-        tarball, manifest = run(out, since=since, until=until, accounting_dir=accounting_dir,
-                                log=None if quiet else lambda t: click.echo(t, err=True))
-    except ValueError as exc:
-        _fail(exc)
-    _collected(tarball, manifest)
+    _collect(collect_pbs, out, quiet, since=since, until=until, accounting_dir=accounting_dir)
 
 
 @collect.command("lsf")
@@ -355,14 +345,9 @@ def collect_pbs(since, until, out, accounting_dir, quiet) -> None:
 @click.option("--quiet", is_flag=True)
 def collect_lsf(since, until, out, logdir, quiet) -> None:
     """Copies of lsb.acct and the archived lsb.acct.N of the window, lsid, lshosts, bhosts, bqueues and bmgroup."""
-    from .collect import collect_lsf as run
+    from .collect import collect_lsf
 
-    try:
-        tarball, manifest = run(out, since=since, until=until, logdir=logdir,
-                                log=None if quiet else lambda t: click.echo(t, err=True))
-    except ValueError as exc:
-        _fail(exc)
-    _collected(tarball, manifest)
+    _collect(collect_lsf, out, quiet, since=since, until=until, logdir=logdir)
 
 
 @collect.command("sge")
@@ -374,14 +359,9 @@ def collect_lsf(since, until, out, logdir, quiet) -> None:
 @click.option("--quiet", is_flag=True)
 def collect_sge(since, until, out, accounting, quiet) -> None:
     """A copy of the accounting file, qhost -F, qconf -sql and qconf -sq for each queue: read-only, into a tarball."""
-    from .collect import collect_sge as run
+    from .collect import collect_sge
 
-    try:
-        tarball, manifest = run(out, since=since, until=until, accounting=accounting,
-                                log=None if quiet else lambda t: click.echo(t, err=True))
-    except ValueError as exc:
-        _fail(exc)
-    _collected(tarball, manifest)
+    _collect(collect_sge, out, quiet, since=since, until=until, accounting=accounting)
 
 
 @main.command()

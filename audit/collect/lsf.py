@@ -16,18 +16,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ..readers.lsf_hosts import cluster_name
 from .commands import CommandRunner, NotRun, copy_file, plain_name, record_copy, run_into
 from .manifest import Manifest, fresh_folder, write_tarball
-from .times import parse_when, stamp
+from .times import epoch_utc, head_and_tail, parse_window, stamp
 
 LSF_CONF = Path("/etc/lsf.conf")
 _ACCT = re.compile(r"^lsb\.acct(?:\.(\d+))?$")
 _RECORD = re.compile(rb'^"[A-Za-z0-9_]+"\s+"[^"]*"\s+(\d+)\s')
-_HEAD, _TAIL = 1 << 16, 1 << 18
 SHAPE_COMMANDS = ("lshosts", "bhosts", "bqueues", "bmgroup")
 
 
@@ -71,21 +70,14 @@ def find_logdir(lsid_text: str, env=None, logdir=None) -> LogDir:
 
 def record_span(path: Path) -> tuple[float | None, float | None]:
     """Times (epoch seconds) of the first and the last record of an ``lsb.acct`` file; None where unreadable."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD)
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - _TAIL))
-            tail = f.read()
-    except OSError:
+    ends = head_and_tail(path)
+    if ends is None:
         return None, None
+    head, tail = ends
     first = next((int(m.group(1)) for m in map(_RECORD.match, head.splitlines()) if m), None)
     last = next((int(m.group(1)) for m in map(_RECORD.match, reversed(tail.splitlines())) if m), None)
     return first, last
 
-
-def _when(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).replace(microsecond=0).isoformat()
 
 
 def collect_lsf(out, *, since: str = "7d", until: str | None = None, logdir=None,
@@ -95,9 +87,7 @@ def collect_lsf(out, *, since: str = "7d", until: str | None = None, logdir=None
     The window is in this machine's local time; ``lsb.acct`` stamps records in seconds since the epoch."""
     runner = runner or CommandRunner(retries=retries, pause_s=pause_s)
     now = now or datetime.now().replace(microsecond=0)
-    t0, t1 = parse_when(since, now), parse_when(until, now) if until else now
-    if t1 <= t0:
-        raise ValueError(f"the window is empty: {stamp(t0)} .. {stamp(t1)}")
+    t0, t1 = parse_window(since, until, now)
     name = f"reclaim-pilot-lsf-{t1:%Y-%m-%d}"
     folder = fresh_folder(out, name)
     manifest = Manifest(kind="lsf", since=stamp(t0), until=stamp(t1))
@@ -121,7 +111,7 @@ def collect_lsf(out, *, since: str = "7d", until: str | None = None, logdir=None
 def _copy_logdir(manifest, folder, logdir: Path, start: float, end: float, retries, pause_s, log) -> None:
     names = sorted((p.name for p in logdir.iterdir() if _ACCT.match(p.name)),
                    key=lambda n: int(_ACCT.match(n).group(1) or 0))
-    window = [_when(start), _when(end)]
+    window = [epoch_utc(start), epoch_utc(end)]
     for fname in names:
         source = logdir / fname
         first, last = record_span(source)
@@ -131,7 +121,7 @@ def _copy_logdir(manifest, folder, logdir: Path, start: float, end: float, retri
             pass
         if first is not None and last is not None and (first >= end or last < start):
             manifest.record(NotRun("copy", ("copy", str(source)), 0, ""), None, "accounting", window=window,
-                            records=[_when(first), _when(last)], note="not copied: its records are out of the window")
+                            records=[epoch_utc(first), epoch_utc(last)], note="not copied: its records are out of the window")
             continue
         relative = f"lsf/logdir/{fname}"
         copied = copy_file(source, folder, relative, retries=retries, pause_s=pause_s)
@@ -139,7 +129,7 @@ def _copy_logdir(manifest, folder, logdir: Path, start: float, end: float, retri
         if first is None or last is None:
             extra["note"] = "copied whole: the times of its records could not be read"
         else:
-            extra["records"] = [_when(first), _when(last)]
+            extra["records"] = [epoch_utc(first), epoch_utc(last)]
             if first < start or last > end:
                 extra["note"] = "copied whole: it holds records outside the window too"
         record_copy(manifest, copied, relative, **extra)

@@ -15,16 +15,15 @@ a shell; a name that is not is refused, recorded, and the collection goes on.
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ..readers.qhost import queue_hostgroups
 from .commands import CommandRunner, NotRun, copy_file, plain_name, record_copy, run_into
 from .manifest import Manifest, fresh_folder, write_tarball
-from .times import parse_when, stamp
+from .times import epoch_utc, head_and_tail, parse_window, stamp
 
 DEBIAN_SGE_ROOT = Path("/var/lib/gridengine")
-_HEAD, _TAIL = 1 << 16, 1 << 18
 
 
 def find_accounting(env=None, accounting=None) -> tuple[Path | None, list]:
@@ -46,14 +45,10 @@ def find_accounting(env=None, accounting=None) -> tuple[Path | None, list]:
 def end_span(path: Path) -> tuple[float | None, float | None]:
     """End times (epoch seconds) of the first and last record (field 11 of 45 colon-separated fields; Univa
     writes milliseconds, told apart by their size); None where unreadable."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD)
-            size = os.fstat(f.fileno()).st_size
-            f.seek(max(0, size - _TAIL))
-            tail = f.read()
-    except OSError:
+    ends = head_and_tail(path)
+    if ends is None:
         return None, None
+    head, tail = ends
 
     def end(line: bytes) -> float | None:
         if line.startswith(b"#"):
@@ -69,9 +64,6 @@ def end_span(path: Path) -> tuple[float | None, float | None]:
     return first, last
 
 
-def _when(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).replace(microsecond=0).isoformat()
-
 
 def collect_sge(out, *, since: str = "7d", until: str | None = None, accounting=None,
                 runner: CommandRunner | None = None, env=None, now: datetime | None = None, retries: int = 1,
@@ -79,9 +71,7 @@ def collect_sge(out, *, since: str = "7d", until: str | None = None, accounting=
     """Collect into ``out/reclaim-pilot-sge-<end day>/`` and its tarball; return ``(tarball, manifest)``."""
     runner = runner or CommandRunner(retries=retries, pause_s=pause_s)
     now = now or datetime.now().replace(microsecond=0)
-    t0, t1 = parse_when(since, now), parse_when(until, now) if until else now
-    if t1 <= t0:
-        raise ValueError(f"the window is empty: {stamp(t0)} .. {stamp(t1)}")
+    t0, t1 = parse_window(since, until, now)
     name = f"reclaim-pilot-sge-{t1:%Y-%m-%d}"
     folder = fresh_folder(out, name)
     manifest = Manifest(kind="sge", since=stamp(t0), until=stamp(t1))
@@ -92,11 +82,11 @@ def collect_sge(out, *, since: str = "7d", until: str | None = None, accounting=
                         None, "accounting")
     else:
         copied = copy_file(source, folder, "sge/accounting", retries=retries, pause_s=pause_s)
-        extra = {"window": [_when(t0.timestamp()), _when(t1.timestamp())],
+        extra = {"window": [epoch_utc(t0.timestamp()), epoch_utc(t1.timestamp())],
                  "note": "copied whole: one file holds the cluster's whole history"}
         first, last = end_span(source)
         if first is not None and last is not None:
-            extra["records"] = [_when(first), _when(last)]
+            extra["records"] = [epoch_utc(first), epoch_utc(last)]
         record_copy(manifest, copied, "sge/accounting", **extra)
         if log is not None:
             log(f"accounting: exit {copied.exit_code}, {copied.bytes_copied:,} bytes, {copied.seconds:.1f} s")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 _AGO = re.compile(r"^(\d+)([dh])$")
 
@@ -22,6 +23,31 @@ def parse_when(text: str, now: datetime) -> datetime:
 
 def stamp(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def parse_window(since: str, until: str | None, now: datetime) -> tuple[datetime, datetime]:
+    """``(start, end)`` of ``--since`` / ``--until`` (end ``now`` when not given); an empty window is an error."""
+    t0, t1 = parse_when(since, now), parse_when(until, now) if until else now
+    if t1 <= t0:
+        raise ValueError(f"the window is empty: {stamp(t0)} .. {stamp(t1)}")
+    return t0, t1
+
+
+def epoch_utc(t: float) -> str:
+    """Seconds since the epoch as an ISO time in UTC, whole seconds (``2026-12-01T00:00:00+00:00``)."""
+    return datetime.fromtimestamp(t, UTC).replace(microsecond=0).isoformat()
+
+
+def head_and_tail(path: Path, head: int = 1 << 16, tail: int = 1 << 18) -> tuple[bytes, bytes] | None:
+    """The first ``head`` and the last ``tail`` bytes of a file (whose records say the span it covers), without
+    reading what lies between; None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            first = f.read(head)
+            f.seek(max(0, f.seek(0, 2) - tail))
+            return first, f.read()
+    except OSError:
+        return None
 
 
 def days(since: datetime, until: datetime) -> list[tuple[datetime, datetime]]:
