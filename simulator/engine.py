@@ -24,6 +24,7 @@ from .kills import COMPLETED, PREEMPTED, attempt
 from .nodes import node_model
 from .policies.fifo import FIFO
 from .pool import PoolModel
+from .pool_replay import pool_plan, replay_on_pool
 from .records import Job, Jobs, Pool
 from .result import REASONS, SimResult
 from .retry import Retry
@@ -70,6 +71,9 @@ class Simulator:
     past their time limit (the Standard Workload Format replay rule); ``retry`` says what killed
     jobs come back with; ``restart_cost_s`` is the checkpoint/restart overhead a preempted resumable
     job pays when it resumes; ``give_up`` stops a run early once it has missed a wait target.
+
+    A run on a :class:`~simulator.records.Pool` under FIFO or EASY in which every attempt completes is
+    replayed by the compiled loop of :mod:`simulator.pool_replay` (the same records; docs/simulator.md).
     """
 
     def __init__(self, cluster, policy=None, *, fit: str = "first", topology: str = "none",
@@ -97,6 +101,9 @@ class Simulator:
         if not isinstance(jobs, Jobs):
             jobs = Jobs.from_records(jobs if not isinstance(jobs, Job) else [jobs])
         wall = time.perf_counter()
+        plan = pool_plan(self, jobs)
+        if plan is not None:  # FIFO or EASY on one pool, every attempt completing: compiled (simulator.pool_replay)
+            return replay_on_pool(self, jobs, plan, wall, time.perf_counter)
         ctx = Context(self, jobs)
         env = simpy.Environment(initial_time=ctx.first_time())
         env.process(ctx.loop(env))

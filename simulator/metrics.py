@@ -111,9 +111,10 @@ def gpu_hours_by_account(result, shares: dict | None, span_s: float) -> dict:
 
 def codes(keys: np.ndarray) -> tuple:
     """``(names, codes)``: the distinct keys in the order first seen, and each key's index in them."""
-    index: dict = {}
-    got = np.fromiter((index.setdefault(k, len(index)) for k in keys.tolist()), dtype=np.int64, count=len(keys))
-    return list(index), got
+    values = keys.tolist()
+    names = list(dict.fromkeys(values))
+    index = {k: n for n, k in enumerate(names)}
+    return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def _sums_by(keys: np.ndarray, values: np.ndarray) -> dict:

@@ -84,46 +84,55 @@ class SimResult:
     @classmethod
     def build(cls, ctx, wall_s: float, reasons_names=REASONS) -> SimResult:
         n = ctx.n
-        order = ctx.order
-        c = ctx.jobs.columns
         log = ctx.log
-        a_job = log.column("job")
-        a_queued, a_start, a_end, a_overhead = (log.column(k) for k in ("queued", "start", "end", "overhead"))
-        a_cpus, a_mem, a_gpus = (log.column(k) for k in ("cpus", "mem", "gpus"))
-        a_cpus, a_gpus = whole_units(a_cpus, ctx.cpu_unit), whole_units(a_gpus, ctx.gpu_unit)
-        a_outcome = log.outcomes()
         a_nodes = np.empty(len(log), dtype=object)
         if log.keep_allocs:
             nodes_of = ctx.model.nodes_of
             for k, a in enumerate(log.allocs):
                 a_nodes[k] = nodes_of(a)
+        reasons = np.zeros((n, len(reasons_names)), dtype=np.int64)
+        for k, counts in enumerate(ctx.reason_counts):
+            reasons[:, k] = counts
+        state = np.array(ctx.state, dtype=str)
+        return cls.assemble(
+            ctx.jobs.columns, ctx.order, ids=np.array(ctx.ids, dtype=np.int64),
+            submit=np.array(ctx.submit, dtype=np.float64), run=np.array(ctx.run_s, dtype=np.float64),
+            start=np.array(ctx.first_start, dtype=np.float64), end=np.array(ctx.final_end, dtype=np.float64),
+            attempts=np.array(ctx.attempts, dtype=np.int64), state=state, reasons=reasons,
+            waited=np.array(ctx.waited_passes, dtype=np.int64), enq_pass=ctx.enq_pass, a_job=log.column("job"),
+            a_queued=log.column("queued"), a_start=log.column("start"), a_end=log.column("end"),
+            a_outcome=log.outcomes(), a_cpus=log.column("cpus"), a_mem=log.column("mem"), a_gpus=log.column("gpus"),
+            a_overhead=log.column("overhead"), a_nodes=a_nodes, cpu_unit=ctx.cpu_unit, gpu_unit=ctx.gpu_unit,
+            capacity=ctx.sim.cluster.capacity(), passes=ctx.passes, wall_s=wall_s, gave_up=ctx.gave_up,
+        )
+
+    @classmethod
+    def assemble(cls, columns: dict, order: np.ndarray, *, ids, submit, run, start, end, attempts, state, reasons,
+                 waited, enq_pass, a_job, a_queued, a_start, a_end, a_outcome, a_cpus, a_mem, a_gpus, a_overhead,
+                 a_nodes, cpu_unit: int, gpu_unit: int, capacity: dict, passes: int, wall_s: float,
+                 gave_up: bool) -> SimResult:
+        """The result from a run's per-job arrays (in submit order; ``columns[name][order]`` is a job column
+        in that order), its wait notes (``reasons``, jobs × reasons, the priority column left to fill from
+        ``waited``, the passes each started job waited) and its attempt log (CPUs and GPUs in the jobs' units)."""
+        n = len(ids)
 
         def count(outcome):
             return np.bincount(a_job[a_outcome == outcome], minlength=n)
 
-        reasons = np.zeros((n, len(reasons_names)), dtype=np.int64)
-        for k, counts in enumerate(ctx.reason_counts):
-            reasons[:, k] = counts
-        waited = np.array(ctx.waited_passes, dtype=np.int64)
-        state = np.array(ctx.state, dtype=str)
         pending = state == "PENDING"
         if pending.any():
-            waited[pending] += ctx.passes - np.array(ctx.enq_pass)[pending]
+            waited[pending] += passes - np.asarray(enq_pass)[pending]
         reasons[:, PRIORITY] = np.maximum(0, waited - reasons.sum(axis=1) + reasons[:, PRIORITY])
-        start = np.array(ctx.first_start, dtype=np.float64)
-        submit = np.array(ctx.submit, dtype=np.float64)
+        c = columns
         return cls(
-            id=np.array(ctx.ids, dtype=np.int64), submit=submit, run=np.array(ctx.run_s, dtype=np.float64),
-            start=start, end=np.array(ctx.final_end, dtype=np.float64), wait=start - submit,
-            attempts=np.array(ctx.attempts, dtype=np.int64), ooms=count("OUT_OF_MEMORY"),
-            timeouts=count("TIMEOUT"), preemptions=count("PREEMPTED"),
+            id=ids, submit=submit, run=run, start=start, end=end, wait=start - submit, attempts=attempts,
+            ooms=count("OUT_OF_MEMORY"), timeouts=count("TIMEOUT"), preemptions=count("PREEMPTED"),
             state=state, reasons=reasons,
             user=c["user"][order], account=c["account"][order], gpu_type=c["gpu_type"][order], cpu_util=c["cpu_util"][order],
             gpu_util=c["gpu_util"][order], resumable=c["resumable"][order], mem_peak=c["mem_peak"][order] * c["nodes"][order],
             a_job=a_job, a_queued=a_queued, a_start=a_start, a_end=a_end, a_outcome=a_outcome,
-            a_cpus=a_cpus, a_mem=a_mem, a_gpus=a_gpus, a_overhead=a_overhead, a_nodes=a_nodes,
-            capacity=ctx.sim.cluster.capacity(), passes=ctx.passes, wall_s=wall_s,
-            gave_up=ctx.gave_up,
+            a_cpus=whole_units(a_cpus, cpu_unit), a_mem=a_mem, a_gpus=whole_units(a_gpus, gpu_unit),
+            a_overhead=a_overhead, a_nodes=a_nodes, capacity=capacity, passes=passes, wall_s=wall_s, gave_up=gave_up,
         )
 
     def __len__(self) -> int:

@@ -5,6 +5,11 @@ per processor s, 7 used memory KB per processor, 8 requested procs, 9 requested 
 10 requested memory KB per processor, 11 status, 12 user, 13 group, 14 executable, 15 queue,
 16 partition, 17 preceding job, 18 think time; -1 means unknown.  Times are offsets from the
 header's ``UnixStartTime``.
+
+ASCII text is split into lines and tokens by pyarrow (its CSV reader with one column and no quoting, then
+whitespace splits and a cast of the tokens to floats), line for line as ``str.splitlines`` and
+``str.split`` would; other text, and files with a line that is not 18 numbers, are read line by line so
+that each malformed line is quarantined with the field at fault.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
 from ..job_table import caveats_from_masks, conform
 from ..ledger import FileLedger, Quarantine, ReadResult, record_quarantine
-from ..textio import read_text
+from ..textio import read_bytes
 
 FIELDS = (
     "job", "submit", "wait", "run", "alloc_procs", "cpu_time", "used_mem_kb", "req_procs", "req_time",
@@ -32,33 +38,97 @@ STATUS = {0: "FAILED", 1: "COMPLETED", 2: "REQUEUED", 3: "COMPLETED", 4: "FAILED
 
 def read_swf(path, *, cluster: str | None = None) -> ReadResult:
     """Read one SWF file into the canonical job table, with its ledger and quarantine."""
-    text = read_text(path)
+    raw = read_bytes(path)
     name = str(path)
     ledger = FileLedger(file=name, format="swf")
     quarantine = Quarantine()
-    lines = text.splitlines()
-    data = [i for i, line in enumerate(lines) if (head := line.lstrip()) and head[0] != ";"]
-    ledger.structural = len(lines) - len(data)
+    split = _split_lines(raw)
+    if split is None:  # text the columnar split cannot take line for line as ``str.splitlines`` does
+        lines = raw.decode("utf-8", errors="replace").splitlines()
+        data = [i for i, line in enumerate(lines) if (head := line.lstrip()) and head[0] != ";"]
+        n_lines, comments = len(lines), [line for line in lines if line.lstrip()[:1] == ";"]
+        data_lines = [lines[i] for i in data]
+        values = None
+    else:
+        del raw  # the data lines hold what is needed of the text
+        n_lines, comments, data, data_arr = split
+        del split
+        values = _values(data_arr)
+        data_lines = data_arr.to_pylist() if values is None else None
+    ledger.structural = n_lines - len(data)
     ledger.read = len(data)
-    header = _header(line for line in lines if line.lstrip()[:1] == ";")
-    data_lines = [lines[i] for i in data]
-    num, counts = _numbers(data_lines)
+    header = _header(comments)
+    data = np.asarray(data, dtype=np.int64)
+    if values is not None:  # every line 18 numbers
+        num, counts = values, np.full(len(data), len(FIELDS))
+    else:
+        frame, counts = _numbers(data_lines)
+        num = frame.to_numpy(dtype=np.float64)
     wrong = counts != len(FIELDS)
-    bad = num.isna().to_numpy() & ~wrong[:, None]
+    bad = ~np.isfinite(num) & ~wrong[:, None]  # NaN (a "nan" token) or infinite: no number of seconds or processors
     bad_rows = wrong | bad.any(axis=1)
-    for pos in np.flatnonzero(bad_rows):
-        if wrong[pos]:
-            record_quarantine(ledger, quarantine, data[pos] + 1, "line", f"expected 18 fields, got {counts[pos]}",
-                              data_lines[pos])
-        else:
-            record_quarantine(ledger, quarantine, data[pos] + 1, FIELDS[int(np.argmax(bad[pos]))], "not a number",
-                              data_lines[pos])
-    num = num[~bad_rows].reset_index(drop=True)
-    lines_ok = pd.Series(np.asarray(data, dtype=np.int64)[~bad_rows] + 1)
+    if bad_rows.any():
+        if data_lines is None:
+            data_lines = data_arr.to_pylist()
+        for pos in np.flatnonzero(bad_rows):
+            if wrong[pos]:
+                record_quarantine(ledger, quarantine, int(data[pos]) + 1, "line",
+                                  f"expected 18 fields, got {counts[pos]}", data_lines[pos])
+            else:
+                record_quarantine(ledger, quarantine, int(data[pos]) + 1, FIELDS[int(np.argmax(bad[pos]))],
+                                  "not a number", data_lines[pos])
+        num = num[~bad_rows]
+        data = data[~bad_rows]
     ledger.used = len(num)
     ledger.jobs_emitted = len(num)
-    jobs = _to_canonical(num, lines_ok, header, name, cluster)
+    jobs = _to_canonical(num, data + 1, header, name, cluster)
     return ReadResult(jobs=jobs, ledger=ledger, quarantine=quarantine)
+
+
+#: bytes ``str.splitlines`` breaks lines at and a CSV reader does not (vertical tab, form feed, the
+#: file/group/record separators) and the unit separator used below as the column delimiter
+_OTHER_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+
+
+def _split_lines(raw: bytes):
+    """``(lines, comment lines, data line indices, data lines as a pyarrow array)`` of ASCII text, split into
+    lines by pyarrow's CSV reader (one column, no quoting: every line a row, blank ones too), or None for
+    text it would not split as ``str.splitlines`` does (non-ASCII bytes, line breaks other than ``\\n``,
+    ``\\r\\n`` and ``\\r``).  A line is data unless it is blank or its first non-blank character is ``;``."""
+    if not raw.isascii() or any(b in raw for b in _OTHER_BREAKS):
+        return None
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(raw),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=False, block_size=1 << 22),
+            parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False,
+                                            ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(column_types={"f0": pa.string()}, strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid:
+        return None
+    if table.num_columns != 1:
+        return None
+    lines = table.column(0).combine_chunks()
+    first = pc.utf8_slice_codeunits(pc.ascii_ltrim_whitespace(lines), 0, 1)
+    comment = pc.equal(first, ";").to_numpy(zero_copy_only=False)
+    data = pc.and_(pc.not_equal(first, ""), pc.invert(pc.equal(first, ";"))).to_numpy(zero_copy_only=False)
+    idx = np.flatnonzero(data)
+    return len(lines), lines.filter(pa.array(comment)).to_pylist(), idx, lines.take(pa.array(idx))
+
+
+def _values(data_lines: pa.Array):
+    """The 18 fields of every data line as a float array (lines × 18), or None when some line holds another
+    number of tokens or a token that is not a number (then :func:`_numbers` says which)."""
+    tokens = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(data_lines))
+    if len(data_lines) and not pc.all(pc.equal(pc.list_value_length(tokens), len(FIELDS))).as_py():
+        return None
+    try:
+        flat = pc.cast(pc.list_flatten(tokens), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return flat.to_numpy(zero_copy_only=False).reshape(len(data_lines), len(FIELDS))
 
 
 def _header(comment_lines) -> dict:
@@ -105,7 +175,9 @@ def _known(s: pd.Series) -> pd.Series:
     return s.where(s >= 0)
 
 
-def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, cluster: str | None) -> pd.DataFrame:
+def _to_canonical(values: np.ndarray, lines: np.ndarray, header: dict, name: str, cluster: str | None) -> pd.DataFrame:
+    num = pd.DataFrame(values, columns=list(FIELDS), copy=False)
+    lines = pd.Series(lines)
     origin = header.get("UnixStartTime")
     t0 = int(origin) if origin and origin.lstrip("-").isdigit() else 0
     submit = _known(num["submit"])
@@ -132,10 +204,12 @@ def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, 
         "swf_no_start_time": np.full(n, origin is None),
     })
     ints = lambda s: s.round().astype("Int64")  # noqa: E731
+    job_id = _label(num["job"], keep_negative=True)
+    # req_nodes (SWF has no node count) is left to conform, which adds it as nulls
     df = pd.DataFrame({
         "cluster": cluster or header.get("Computer") or header.get("Installation") or _stem(name),
-        "job_id": _label(num["job"], keep_negative=True),
-        "job_id_raw": _label(num["job"], keep_negative=True),
+        "job_id": job_id,
+        "job_id_raw": job_id,
         "source": "swf",
         "source_file": name,
         "source_line": lines.astype("Int64"),
@@ -151,7 +225,6 @@ def _to_canonical(num: pd.DataFrame, lines: pd.Series, header: dict, name: str, 
         "elapsed_s": ints(run),
         "time_limit_s": ints(_known(num["req_time"])),
         "state": state,
-        "req_nodes": pd.array([None] * n, dtype="Int64"),
         "req_cpus": ints(req_procs.fillna(procs)),
         "req_mem_bytes": ints(req_kb * 1024 * req_procs.fillna(procs)),
         "req_gpus": 0,

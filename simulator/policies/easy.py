@@ -14,7 +14,8 @@ reservation.  ``depth`` caps how many queued jobs a pass examines (Slurm's ``bf_
 ``None`` examines all; ``backfill_order="sjf"`` examines the candidates shortest estimate first
 (with predicted estimates, Tsafrir, Etsion & Feitelson's EASY++).  ``record=True`` keeps each job's first reservation in ``reservations``
 (job id → shadow time).  ``compiled=True`` (the default) runs each pass as the compiled full pass of
-:mod:`.easy_pass` on the node models where it is exactly this pass; ``False`` always runs the code below.
+:mod:`.easy_pass` on the node models where it is exactly this pass, and lets a run on one pool take the
+compiled replay of :mod:`simulator.pool_replay` when it qualifies; ``False`` always runs the code below.
 
 Incremental passes: a pass in which nothing was released since the previous one, no running job's
 estimated end moved (a job that outlives a predicted estimate is given a later one), and the head is
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..result import RESERVATION, RESOURCES
 from ..screen import Screen
-from .fifo import start_head
+from .fifo import replaced, start_head
 from .order import SubmitOrder
 
 BACKFILL_ORDERS = ("fcfs", "sjf")
@@ -87,6 +88,15 @@ class EASY:
             self._index = RunningIndex(ctx, direct=own, appends=appends)
             if appends:  # nothing but the compiled pass reads the running jobs, and it keeps its own index
                 ctx.keep_running = ctx.keep_released = False
+
+    def pool_pass(self):
+        """``(easy, release_ties, depth)`` for the compiled pool replay (:mod:`simulator.pool_replay`), or None
+        when these passes are not its own: ``compiled`` off, an order other than submit order, shortest-first
+        backfill, recorded reservations, or a pass replaced on the instance."""
+        if (not self.compiled or type(self) is not EASY or type(self.order) is not SubmitOrder
+                or self.backfill_order != "fcfs" or self.record or replaced(self) or replaced(self.order)):
+            return None
+        return True, self.release_ties, -1 if self.depth is None else self.depth
 
     def requeued(self, ctx, i: int) -> None:
         self._memo["marks"].discard(i)

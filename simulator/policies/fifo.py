@@ -1,4 +1,7 @@
-"""First come, first served: start jobs from the head of the queue until one does not fit."""
+"""First come, first served: start jobs from the head of the queue until one does not fit.
+
+``compiled=True`` (the default) lets a run on one pool take the compiled replay of
+:mod:`simulator.pool_replay` when it qualifies; ``False`` always runs the code below."""
 
 from __future__ import annotations
 
@@ -9,8 +12,16 @@ from .order import SubmitOrder
 class FIFO:
     name = "fifo"
 
-    def __init__(self, order=None):
+    def __init__(self, order=None, compiled: bool = True):
         self.order = order if order is not None else SubmitOrder()
+        self.compiled = compiled
+
+    def pool_pass(self):
+        """``(easy, release_ties, depth)`` for the compiled pool replay (:mod:`simulator.pool_replay`), or None
+        when these passes are not its own: ``compiled`` off, another order, or a pass replaced on the instance."""
+        if not self.compiled or type(self) is not FIFO or type(self.order) is not SubmitOrder or replaced(self):
+            return None
+        return False, False, -1
 
     def reset(self, ctx) -> None:
         self.order.reset(ctx)
@@ -25,6 +36,12 @@ class FIFO:
             del q[:started]
         if q:
             ctx.note(q[0], RESOURCES)
+
+
+def replaced(policy) -> bool:
+    """Whether a pass or a hook was set on the policy object itself (not its class)."""
+    return not vars(policy).keys().isdisjoint(("schedule", "reset", "requeued", "started", "stopped", "revised",
+                                                "finished", "arrange"))
 
 
 def start_head(ctx, q) -> int:

@@ -44,3 +44,46 @@ def test_kth_header_and_counts():
     r = read_swf(trace("swf", "KTH-SP2-1996-2.1-cln.swf.gz"))
     assert len(r.jobs) == 27_992 and r.ledger.quarantined == 0
     assert r.jobs["submit_time"].min() >= pd.Timestamp(843480031, unit="s", tz="UTC")
+
+
+ROW = "-1 -1 2 20 -1 1 1 1 -1 -1 1 -1 -1"
+
+
+def test_line_breaks_blanks_and_comments_are_counted_as_the_text_has_them(tmp_path):
+    """Lines end in CR LF, blank and comment lines sit between the jobs, fields are split by tabs and runs of
+    spaces: line numbers count every line (1-based), the blank and comment ones are structural."""
+    f = tmp_path / "crlf.swf"
+    f.write_bytes(("; UnixStartTime: 1000000000\r\n\r\n   \r\n"
+                   f"1 0 5 10 2 {ROW}\r\n"
+                   "; a note between jobs\r\n"
+                   f"\t2  3\t5 10 2 {ROW}   \r\n").encode())
+    r = read_swf(f)
+    assert r.jobs["job_id"].tolist() == ["1", "2"]
+    assert r.jobs["source_line"].tolist() == [4, 6]
+    assert r.jobs["submit_time"].tolist() == [pd.Timestamp(1_000_000_000, unit="s", tz="UTC"),
+                                              pd.Timestamp(1_000_000_003, unit="s", tz="UTC")]
+    assert r.ledger.read == 2 and r.ledger.structural == 4 and r.ledger.used == 2 and r.ledger.balanced
+
+
+def test_text_that_is_not_ascii_reads_as_the_same_table(tmp_path):
+    """A header with a non-ASCII character (read line by line) gives the table the ASCII file gives."""
+    body = f"1 0 5 10 2 {ROW}\n2 3 5 10 2 {ROW}\n"
+    plain, accented = tmp_path / "plain.swf", tmp_path / "accented.swf"
+    plain.write_text("; Note: cafe\n" + body, encoding="utf-8")
+    accented.write_text("; Note: caf\u00e9\n" + body, encoding="utf-8")
+    a, b = read_swf(plain), read_swf(accented)
+    pd.testing.assert_frame_equal(a.jobs.drop(columns=["source_file", "cluster"]),
+                                  b.jobs.drop(columns=["source_file", "cluster"]))
+    assert b.jobs["source_line"].tolist() == [2, 3] and b.ledger.structural == 1
+
+
+def test_a_value_that_is_no_number_of_seconds_is_quarantined(tmp_path):
+    """``inf`` and ``nan`` parse as floats but are no run time or processor count: the line is quarantined
+    (it used to stop the run when turned into a time)."""
+    f = tmp_path / "inf.swf"
+    f.write_text(HEADER + f"1 0 5 10 2 {ROW}\n2 0 5 inf 2 {ROW}\n3 0 5 10 nan {ROW}\n")
+    r = read_swf(f)
+    assert r.jobs["job_id"].tolist() == ["1"]
+    assert [(q[1], q[2], q[3]) for q in r.quarantine.rows] == [(4, "run", "not a number"),
+                                                                (5, "alloc_procs", "not a number")]
+    assert r.ledger.read == 3 and r.ledger.quarantined == 2 and r.ledger.balanced
