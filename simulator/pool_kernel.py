@@ -20,6 +20,8 @@ import math
 import numba
 import numpy as np
 
+from .policies.easy_pass import position
+
 INF = math.inf
 
 #: job states, as codes (the engine's names: :data:`.pool_replay.STATES`)
@@ -74,18 +76,6 @@ def _pop(ht, hs, hi, size) -> int:
     return size
 
 
-@numba.njit(cache=True)
-def _position(ends, seqs, count, e, s) -> int:
-    """Where ``(e, s)`` sits among the first ``count`` running entries, kept sorted by (end, seq)."""
-    lo, hi = 0, count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ends[mid] < e or (ends[mid] == e and seqs[mid] < s):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
 
 @numba.njit(cache=True)
 def _note(i, reason, note, listed, noted, sv) -> None:
@@ -110,7 +100,7 @@ def _start(i, now, passes, sv, req, dur, est, enq, waited, start, state, note, k
     sv[HEAP] = _push(ht, hs, hi, sv[HEAP], now + dur[i], seq, i)
     e = now + est[i]
     count = sv[RUN]
-    k = _position(re, rs, count, e, seq)
+    k = position(re, rs, count, e, seq)
     for m in range(count, k, -1):
         re[m] = re[m - 1]
         rs[m] = rs[m - 1]
@@ -187,7 +177,7 @@ def replay(submit, dur, est, req, procs, easy, release_ties, depth):
             sv[FREE] += req[i]
             releases += 1
             count = sv[RUN]
-            m = _position(re, rs, count, keys[i], seqs[i])
+            m = position(re, rs, count, keys[i], seqs[i])
             for u in range(m, count - 1):
                 re[u] = re[u + 1]
                 rs[u] = rs[u + 1]

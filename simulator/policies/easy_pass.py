@@ -127,8 +127,8 @@ def _reserve(free, cap, c, m, g, n, allowed, lo, hi, ends, jobs, count, held, no
 
 
 @numba.njit(cache=True)
-def _position(ends, seqs, count, e, s) -> int:
-    """Where ``(e, s)`` sits among the first ``count`` entries, kept sorted by (end, seq)."""
+def position(ends, seqs, count, e, s) -> int:
+    """Where ``(e, s)`` sits among the first ``count`` entries, kept sorted by (end, seq) (binary search)."""
     lo, hi = 0, count
     while lo < hi:
         mid = (lo + hi) // 2
@@ -142,7 +142,7 @@ def _position(ends, seqs, count, e, s) -> int:
 @numba.njit(cache=True)
 def _insert(ends, seqs, jobs, count, e, s, j) -> int:
     """Insert ``(e, s, j)`` into the first ``count`` entries; the new count."""
-    at = _position(ends, seqs, count, e, s)
+    at = position(ends, seqs, count, e, s)
     for t in range(count, at, -1):
         ends[t] = ends[t - 1]
         seqs[t] = seqs[t - 1]
@@ -156,7 +156,7 @@ def _insert(ends, seqs, jobs, count, e, s, j) -> int:
 @numba.njit(cache=True)
 def _remove(ends, seqs, jobs, count, e, s) -> int:
     """Remove the entry ``(e, s)`` from the first ``count`` entries; the new count."""
-    for t in range(_position(ends, seqs, count, e, s), count - 1):
+    for t in range(position(ends, seqs, count, e, s), count - 1):
         ends[t] = ends[t + 1]
         seqs[t] = seqs[t + 1]
         jobs[t] = jobs[t + 1]
@@ -171,7 +171,7 @@ def _purge(ends, seqs, jobs, count, gone_e, gone_s, k) -> int:
         return count
     first = count
     for t in range(k):
-        at = _position(ends, seqs, count, gone_e[t], gone_s[t])
+        at = position(ends, seqs, count, gone_e[t], gone_s[t])
         jobs[at] = -1  # the keys stay in place, so the searches that follow still find theirs
         first = min(first, at)
     w = first
