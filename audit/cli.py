@@ -7,12 +7,32 @@ from pathlib import Path
 
 import click
 
-from .collect.scheduler import SCHEDULERS
 from .readers import READABLE
 from .textio import InputError
 
 DELIMITER_HELP = ("Field delimiter of sacct text, as given to sacct --delimiter (default: ^|^ when the first line "
                   "holds it, else |); with --format sacct for a delimiter other than those.")
+
+
+class _LazyChoice(click.Choice):
+    """A choice among ``first`` and the names ``load()`` gives, read when first needed (help, a value to check),
+    so that the commands that do not take the option do not import the module holding them."""
+
+    def __init__(self, first, load) -> None:
+        self._first, self._load, self._choices = tuple(first), load, None
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple:
+        if self._choices is None:
+            self._choices = self._first + tuple(self._load())
+        return self._choices
+
+
+def _schedulers() -> tuple:
+    from .collect.scheduler import SCHEDULERS
+
+    return SCHEDULERS
 
 
 def _fail(exc: Exception) -> None:
@@ -38,14 +58,33 @@ KILL_BUDGET_HELP = ("Share of jobs the kill-budget scenario may have killed (1% 
                     "resource and stratum where a kill frees the most capacity.")
 
 
-@click.group()
+class _Commands(click.Group):
+    """The subcommands, and the groups that live with their stage (``reclaim predict …``, predictors/), imported only
+    when named: a run of ``reclaim ingest`` does not load the predictors."""
+
+    SUBGROUPS = {"predict": ("predictors.cli", "predict")}
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.SUBGROUPS})
+
+    def get_command(self, ctx, name):
+        if name in self.SUBGROUPS and name not in self.commands:
+            from importlib import import_module
+
+            module, attr = self.SUBGROUPS[name]
+            self.add_command(getattr(import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="reclaim")
 @click.pass_context
 def main(ctx) -> None:
     """Reclaim: an offline capacity audit for HPC and GPU clusters."""
-    from predictors.cli import READ_TABLE
+    if ctx.invoked_subcommand in _Commands.SUBGROUPS:
+        from predictors.cli import READ_TABLE
 
-    ctx.meta[READ_TABLE] = _read_table
+        ctx.meta[READ_TABLE] = _read_table
 
 
 def _read_table(paths):
@@ -371,7 +410,7 @@ def collect_sge(since, until, out, accounting, quiet) -> None:
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Folder of the monthly runs (DIR/YYYY-MM/, DIR/reclaim.duckdb, DIR/reclaim.prom).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True))
-@click.option("--scheduler", default="auto", show_default=True, type=click.Choice(["auto", *SCHEDULERS]),
+@click.option("--scheduler", default="auto", show_default=True, type=_LazyChoice(["auto"], _schedulers),
               help="Whose accounting to collect (auto: the scheduler whose read-only commands are on PATH).")
 @click.option("--price-book", default=None, help="Price book TOML, or a shipped book's name (default cloud-on-demand).")
 @click.option("--whatif/--no-whatif", default=True, show_default=True)
@@ -413,16 +452,6 @@ def monthly(month, inputs, out, cluster_shape, scheduler, price_book, whatif, ad
     except (InputError, PriceBookError, ValueError) as exc:
         _fail(exc)
     click.echo(f"published {result.folder} ({result.folder / 'summary.md'})")
-
-
-def _register_subgroups() -> None:
-    """Command groups that live with their stage: ``reclaim predict …`` (predictors/)."""
-    from predictors.cli import predict
-
-    main.add_command(predict)
-
-
-_register_subgroups()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,8 +2,8 @@
 shape ``sacct -X`` and Open XDMoD's shredder dumps have), the whole process timed.
 
 1. ``reclaim ingest FILE --out DIR`` as a user runs it (interpreter start, imports, reading, the store
-   written: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb).  Target: >= 150,000 jobs/s and
-   < 1.5 GiB peak.
+   written: jobs.parquet, ledger.json, quarantine.csv, reclaim.duckdb, cluster_shape.toml).  Target: >= 150,000
+   jobs/s and < 1.5 GiB peak.
 2. The reader alone (``read_sacct`` in a fresh interpreter), for where the time goes.  Target: >= 100,000
    jobs/s whole process and < 2 GiB peak.
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..cluster_shape import toml_text
 from ..node_table import shape_dict
+from ..store import create_parquet_view, drop
 from ..textio import read_toml
 
 
@@ -51,22 +52,16 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
     con = duckdb.connect(str(out / "reclaim.duckdb"))
     try:
         for name in ("telemetry", "job_telemetry", "nodes"):
-            _drop(con, name)  # also what an earlier run left
+            drop(con, name)  # also what an earlier run left
         for name, path in tables.items():
             if name == "telemetry":  # a month of samples stays in Parquet; DuckDB reads it in place
-                literal = str(Path(path).resolve()).replace("'", "''")
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{literal}')")
+                create_parquet_view(con, name, path)
             else:
                 con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet(?)", [str(path)])
     finally:
         con.close()
     return shape
 
-
-def _drop(con, name: str) -> None:
-    found = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()
-    for (kind,) in found:
-        con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
 STORE_FILES = ("telemetry.parquet", "job_telemetry.parquet", "nodes.parquet", "cluster_shape.toml")

@@ -13,7 +13,9 @@ several characters) line by line, each line kept for the quarantine.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ...ledger import FileLedger, Quarantine, record_quarantine
-from ...textio import InputError
+from ...textio import InputError, read_bytes
 from .fields import KNOWN_ORDERS, is_header, normalise_header
 
 #: the CSV reader's block: large enough that a million lines make few chunks, small enough to share out
@@ -93,9 +95,48 @@ def split_lines(raw: bytes, file: str, ledger: FileLedger, quarantine: Quarantin
     return _split_by_line(raw, file, ledger, quarantine, fields, delimiter)
 
 
-def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> SplitLines | None:
-    """The CSV reader's path, or None when the file needs the line-by-line one (see the module text)."""
-    if not raw or raw[:1] == b"\n" or b"\r" in raw or b"\n\n" in raw:
+def split_file(path, file: str, ledger: FileLedger, quarantine: Quarantine, fields: list[str] | None = None,
+               delimiter: str | None = None) -> SplitLines:
+    """:func:`split_lines` of a file.  A plain file is handed to the CSV reader mapped into memory (its pages are
+    the operating system's file cache: no copy of the file is made); a file that needs the line-by-line path, or
+    is compressed, is read whole (:func:`audit.textio.read_bytes`)."""
+    mapped = _mapped(path)
+    if mapped is not None:
+        try:
+            fast = _split_csv(mapped, file, ledger, fields, delimiter)
+        finally:
+            _close(mapped)
+        if fast is not None:
+            return fast
+        return _split_by_line(read_bytes(path), file, ledger, quarantine, fields, delimiter)
+    return split_lines(read_bytes(path), file, ledger, quarantine, fields, delimiter)
+
+
+def _mapped(path) -> mmap.mmap | None:
+    """The file mapped read-only; None when it cannot be (empty, not a regular file, unreadable: the ordinary read
+    then says why) or is gzip-compressed."""
+    try:
+        with open(Path(path), "rb") as fh:
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    if mapped[:2] == b"\x1f\x8b":
+        mapped.close()
+        return None
+    return mapped
+
+
+def _close(mapped: mmap.mmap) -> None:
+    try:
+        mapped.close()
+    except BufferError:  # a view of it is still held: the mapping goes when that view does
+        pass
+
+
+def _split_csv(raw, file: str, ledger: FileLedger, fields, delimiter) -> SplitLines | None:
+    """The CSV reader's path, or None when the file needs the line-by-line one (see the module text).  ``raw`` is
+    the file's bytes (``bytes`` or a memory map)."""
+    if not len(raw) or raw[:1] == b"\n" or raw.find(b"\r") >= 0:
         return None
     end = raw.find(b"\n")
     try:
@@ -136,6 +177,8 @@ def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> 
     del table
     for k in range(len(tokens)):
         tokens[k] = tokens[k].combine_chunks()
+    if _has_blank_line(tokens):
+        return None
     line_no = np.arange(1, n_rows + 1)
     if layout.header:
         tokens = [t.slice(1) for t in tokens]
@@ -153,6 +196,23 @@ def _split_csv(raw: bytes, file: str, ledger: FileLedger, fields, delimiter) -> 
     for k, name in enumerate(layout.names):
         columns.setdefault(name, tokens[k])
     return SplitLines(columns, line_no, layout.names, layout.delimiter, tokens=tokens)
+
+
+def _has_blank_line(tokens: list) -> bool:
+    """Whether a row is a blank line (the CSV reader reads one as a row of empty fields; the line-by-line path counts
+    it as structural).  Only rows whose first field is empty are looked at."""
+    blank = _empty(tokens[0])
+    if not blank.any():
+        return False
+    for t in tokens[1:]:
+        blank &= _empty(t)
+    return bool(blank.any())
+
+
+def _empty(a: pa.Array) -> np.ndarray:
+    """Where the entries of a string array are empty, from its offsets."""
+    off = np.frombuffer(a.buffers()[1], dtype=np.int32)[a.offset: a.offset + len(a) + 1]
+    return off[1:] == off[:-1]
 
 
 def take_rows(col, idx):

@@ -15,12 +15,11 @@ import pyarrow.compute as pc
 
 from ...job_table import caveats_from_masks, conform, empty_jobs
 from ...ledger import FileLedger, Quarantine, ReadResult, record_field_quarantine, record_quarantine
-from ...textio import read_bytes
 from ...units import arrow_str, expand_index_ranges, parse_int, parse_timestamp, present
 from ..jobstats import reconcile_jobstats
 from .distinct import per_distinct
 from .fold import fold, step_usage
-from .lines import split_lines, take_rows
+from .lines import split_file, take_rows
 from .resources import resources
 from .shapes import parse_clock, parse_iso_utc, plain_numbers
 from .states import normalise_states
@@ -40,7 +39,7 @@ def read_sacct(path, *, cluster: str | None = None, timezone: str = "UTC",
     name = str(path)
     ledger = FileLedger(file=name, format="sacct")
     quarantine = Quarantine()
-    split = split_lines(read_bytes(path), name, ledger, quarantine, fields, delimiter)
+    split = split_file(path, name, ledger, quarantine, fields, delimiter)
     if not split.columns or len(split.line_no) == 0:
         return ReadResult(empty_jobs(), ledger, quarantine)
     if "JobID" not in split.columns:
@@ -121,6 +120,7 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
     folded = fold(kj, parent[~orphan], step_names,
                   usage_job if all_jobs_kept else usage_job[keep_job].reset_index(drop=True),
                   usage_steps.iloc[step_keep].reset_index(drop=True))
+    del usage_job, usage_steps
     step_states, _ = normalise_states(cols.get("State"), sidx[step_keep])
     oom = np.zeros(len(kj), bool)
     np.logical_or.at(oom, parent[~orphan], step_states == "OUT_OF_MEMORY")
@@ -132,12 +132,27 @@ def _read_rows(split, name, cluster, timezone, ledger, quarantine) -> pd.DataFra
             record_field_quarantine(ledger, quarantine, int(split.line_no[i]), "AdminComment",
                                     f"jobstats {js_kept['error'].iat[pos]}", split.raw_line(i))
         folded = _apply_jobstats(folded, js_kept)
-    frame = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster)
+    has_usage = any(c in cols for c in ("TotalCPU", "MaxRSS", "AveRSS", "TRESUsageInTot"))
+    _keep_only(split, _TEXT_FIELDS)  # every line is accounted for: the fields read are freed as the table is built
+    del job_id, job_key, step
+    frame, rng = _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster,
+                           has_usage)
     if js is not None:
         frame = reconcile_jobstats(frame, js_kept)
-    frame = _expand_array_ranges(frame)
+    frame = _expand_array_ranges(frame, rng)
     ledger.jobs_emitted = len(frame)
     return frame
+
+
+#: the fields the table takes as text (the others are parsed into numbers before it is built)
+_TEXT_FIELDS = ("JobID", "JobIDRaw", "Cluster", "User", "Account", "Partition", "QOS", "JobName", "NodeList")
+
+
+def _keep_only(split, names) -> None:
+    """Drop every field but ``names`` from ``split`` (and the fields kept for rebuilding a quarantined line)."""
+    split.tokens = None
+    for key in [k for k in split.columns if k not in names]:
+        del split.columns[key]
 
 
 def _job_ids(job_id: pa.Array) -> pa.StructArray:
@@ -250,8 +265,9 @@ def _assign_parents(job_key, kj, srows, line_no) -> np.ndarray:
     return merged["pos"].fillna(-1).to_numpy(dtype=int)
 
 
-def _text(cols, name, idx) -> pd.Series:
-    col = cols.get(name)
+def _text(cols, name, idx, free: bool = False) -> pd.Series:
+    """A text field of rows ``idx``, trimmed, ``""`` as null; with ``free``, the field is taken out of ``cols``."""
+    col = cols.pop(name, None) if free else cols.get(name)
     if col is None:
         return pd.Series(pd.array([None] * len(idx), dtype="string"))
     a = pc.utf8_trim_whitespace(take_rows(col, idx))
@@ -268,12 +284,29 @@ def _object_strings(values: np.ndarray) -> pd.arrays.ArrowStringArray:
     return _strings(pa.array(values, type=pa.string(), mask=values == ""))
 
 
-def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster):
+def _id_parts(ids: pa.StructArray, kj) -> dict:
+    """The array and heterogeneous-job parts of the kept jobs' ids: ``array_job_id``, ``array_task_id``,
+    ``het_job_id``, ``het_job_offset`` (Int64, null where the id has no such part) and the unexpanded array ranges
+    (``""`` where none).  Ids that are all plain job numbers carry none of them."""
     idk = take_rows(ids, kj)
+    n = len(idk)
+    task, rng, het = (pc.fill_null(pc.struct_field(idk, k), "") for k in ("task", "range", "het"))
+    if all(pc.all(pc.equal(a, "")).as_py() in (True, None) for a in (task, rng, het)):
+        none = pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+        return {"array_job_id": none, "array_task_id": none.copy(), "het_job_id": none.copy(),
+                "het_job_offset": none.copy(), "range": np.full(n, "", dtype=object)}
     base = _str_np(pc.struct_field(idk, "base"))
-    task = _str_np(pc.struct_field(idk, "task"))
-    rng = _str_np(pc.struct_field(idk, "range"))
-    het = _str_np(pc.struct_field(idk, "het"))
+    task, rng, het = _str_np(task), _str_np(rng), _str_np(het)
+    return {"array_job_id": _int_or_null(np.where((task != "") | (rng != ""), base, "")),
+            "array_task_id": _int_or_null(task), "het_job_id": _int_or_null(np.where(het != "", base, "")),
+            "het_job_offset": _int_or_null(het), "range": rng}
+
+
+def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom, split, name, cluster, has_usage):
+    """The table of the kept jobs, and their unexpanded array ranges.  The text fields are taken out of ``cols`` as
+    they become columns (each is freed once its column is built)."""
+    parts = _id_parts(ids, kj)
+    rng = parts.pop("range")
     every = bool(keep_job.all())  # an allocation-only dump: nothing to leave out
 
     def kept(v):
@@ -283,11 +316,10 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
     resk = {k: kept(v) for k, v in res.items()}
     st = kept(states)
     st = np.where((st == "FAILED") & oom, "OUT_OF_MEMORY", st)
-    job_id = _text(cols, "JobID", kj)
-    raw = _text(cols, "JobIDRaw", kj)
+    job_id = _text(cols, "JobID", kj, free=True)
+    raw = _text(cols, "JobIDRaw", kj, free=True)
     elapsed = np.where(np.isnan(kp["elapsed"]), kp["elapsed_raw"], kp["elapsed"])
     limit = np.where(np.isnan(kp["limit"]), kp["limit_raw"] * 60, kp["limit"])
-    has_usage = any(c in cols for c in ("TotalCPU", "MaxRSS", "AveRSS", "TRESUsageInTot"))
     cpu_used = folded["cpu_used_s"].to_numpy()
     alloc_cpus = resk["alloc_cpus"]
     long_zero = (cpu_used == 0) & (np.nan_to_num(elapsed) > 60) & (np.nan_to_num(alloc_cpus) > 0)
@@ -306,25 +338,22 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         & ~(folded["jobstats"].to_numpy() if "jobstats" in folded else np.zeros(len(kj), bool)),
         **{k: kept(v) for k, v in res_cav.items()},
     })
-    cluster_col = _text(cols, "Cluster", kj)
+    cluster_col = _text(cols, "Cluster", kj, free=True)
     if cluster:
         cluster_col = cluster_col.fillna(cluster)
     frame = pd.DataFrame({
         "cluster": cluster_col,
         "job_id": job_id,
         "job_id_raw": raw.fillna(job_id),
-        "array_job_id": _int_or_null(np.where((task != "") | (rng != ""), base, "")),
-        "array_task_id": _int_or_null(task),
-        "het_job_id": _int_or_null(np.where(het != "", base, "")),
-        "het_job_offset": _int_or_null(het),
+        **parts,
         "source": _strings(pa.repeat(pa.scalar("sacct", pa.string()), len(kj))),
         "source_file": _strings(pa.repeat(pa.scalar(name, pa.string()), len(kj))),
         "source_line": split.line_no[kj],
-        "user": _text(cols, "User", kj),
-        "account": _text(cols, "Account", kj),
-        "partition": _text(cols, "Partition", kj),
-        "qos": _text(cols, "QOS", kj),
-        "job_name": _text(cols, "JobName", kj),
+        "user": _text(cols, "User", kj, free=True),
+        "account": _text(cols, "Account", kj, free=True),
+        "partition": _text(cols, "Partition", kj, free=True),
+        "qos": _text(cols, "QOS", kj, free=True),
+        "job_name": _text(cols, "JobName", kj, free=True),
         "submit_time": _utc(submit),
         "eligible_time": _utc(kp["eligible"]),
         "start_time": _utc(start),
@@ -348,11 +377,10 @@ def _assemble(cols, kj, ids, keep_job, parsed, states, res, res_cav, folded, oom
         "gpu_util_mean": _float(folded["gpu_util_mean"] if "gpu_util_mean" in folded else np.full(len(kj), np.nan)),
         "gpu_mem_peak_bytes": _int(folded["gpu_mem_peak_bytes"] if "gpu_mem_peak_bytes" in folded
                                    else np.full(len(kj), np.nan)),
-        "node_list": _text(cols, "NodeList", kj).replace({"None assigned": None}),
+        "node_list": _text(cols, "NodeList", kj, free=True).replace({"None assigned": None}),
         "caveats": cav,
-        "_range": rng,
     }, copy=False)
-    return frame
+    return frame, rng
 
 
 def _int(values) -> pd.arrays.IntegerArray:
@@ -384,9 +412,9 @@ def _utc(values) -> pd.Series:
     return pd.Series(pd.DatetimeIndex(values).tz_localize("UTC")).astype("datetime64[ns, UTC]")
 
 
-def _expand_array_ranges(frame: pd.DataFrame) -> pd.DataFrame:
-    """``123_[1-3,7]`` lines (arrays sacct did not expand) become one row per listed task."""
-    rng = frame.pop("_range").to_numpy()
+def _expand_array_ranges(frame: pd.DataFrame, rng: np.ndarray) -> pd.DataFrame:
+    """``123_[1-3,7]`` lines (arrays sacct did not expand; ``rng``, per row, ``""`` where none) become one row per
+    listed task."""
     ranged = np.flatnonzero(rng != "")
     if len(ranged) == 0:
         return frame
