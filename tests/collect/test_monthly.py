@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from audit.config import ReportConfig
 from audit.monthly import locked
 from audit.pipeline import EXIT_BUSY, monthly
 from audit.synthetic import generate
@@ -90,12 +91,14 @@ def test_a_rerun_of_a_month_writes_the_same_bytes(months, tmp_path):
     monthly("2026-09", out, inputs=[month_inputs(root, "2026-09", seed=12)], whatif=False)
     assert digest(out / "2026-09") == before
     fresh = tmp_path / "again"
+    # the what-if too, its sweep at one level beside the oracle and the kill budget (every stage, fewer replays)
+    one_level = ReportConfig(risk=(0.9,))
     monthly("2026-08", fresh, inputs=[month_inputs(root, "2026-08", seed=11)], whatif=True,
-            whatif_options={"serial": True, "quiet": True})
+            whatif_options={"serial": True, "quiet": True}, config=one_level)
     first = digest(fresh / "2026-08")
-    assert "whatif/summary.json" in first
+    assert "whatif/summary.json" in first and "report.pdf" in first
     monthly("2026-08", fresh, inputs=[month_inputs(root, "2026-08", seed=11)], whatif=True,
-            whatif_options={"serial": True, "quiet": True})
+            whatif_options={"serial": True, "quiet": True}, config=one_level)
     assert digest(fresh / "2026-08") == first
 
 
