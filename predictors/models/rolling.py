@@ -156,24 +156,25 @@ class RollingForecaster:
         return cm, {m: calibration_input(self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]),
                                          X.rows(self.models[m], at)) for m in names}
 
-    def _groups(self, stratum: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray):
-        """Per stratum among ``test``: ``(stratum, calibration rows, seen mask)``: positions within the
-        calibration jobs ``cm`` of its own, or of its parent's (then of every job) when it has fewer than
-        ``min_stratum``, and the already observed jobs of that same group (for the adaptive levels)."""
-        cal_strata = stratum[cm]
-        for g in dict.fromkeys(stratum[test]):
-            group = g
+    def _groups(self, names: np.ndarray, codes: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray):
+        """Per stratum among ``test`` (``names[codes]`` each job's stratum): ``(stratum code, calibration rows,
+        seen mask)``: positions within the calibration jobs ``cm`` of its own, or of its parent's (then of every
+        job) when it has fewer than ``min_stratum``, and the already observed jobs of that same group (for the
+        adaptive levels).  A group's jobs are found among the few stratum names, then spread by code."""
+        cal_codes = codes[cm]
+        for c in dict.fromkeys(codes[test].tolist()):
+            group = str(names[c])
             while True:
-                inside = members(group, cal_strata)
+                inside = members(group, names)[cal_codes]
                 if inside.sum() >= self.min_stratum or group is None:
                     break
                 group = parent(group)
             if group is None:
-                inside = np.ones(len(cal_strata), dtype=bool)
+                inside = np.ones(len(cal_codes), dtype=bool)
                 seen_g = seen
             else:
-                seen_g = seen & members(group, stratum)
-            yield g, np.flatnonzero(inside), seen_g
+                seen_g = seen & members(group, names)[codes]
+            yield c, np.flatnonzero(inside), seen_g
 
     @staticmethod
     def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
@@ -263,6 +264,7 @@ class RollingForecaster:
         predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
         inputs = {m: curves.get(m, raw[m]) for m in cal}  # what each calibrator reads
         stratum = meta["stratum"].to_numpy() if self.strata else np.full(len(meta), "all", dtype=object)
+        names, codes = np.unique(stratum.astype(str), return_inverse=True)
         select = tuple(m for m in (self.select or ()) if m in cal)
         best = np.full((len(meta), len(levels)), np.nan)
         source = np.full((len(meta), len(levels)), None, dtype=object)
@@ -279,10 +281,10 @@ class RollingForecaster:
                 continue
             scored[test] = True
             seen_all = end < o
-            for g, cal_rows, seen_g in self._groups(stratum, cm, seen_all, test):
-                t = test[stratum[test] == g]
+            for g, cal_rows, seen_g in self._groups(names, codes, cm, seen_all, test):
+                t = test[codes[test] == g]
                 if select:
-                    pick = self._pick(select, cal, np.flatnonzero(cm & (stratum == g)), w)
+                    pick = self._pick(select, cal, np.flatnonzero(cm & (codes == g)), w)
                 for m in cal:
                     for tag, cap in tags:
                         P = cal[m][tag]
