@@ -76,7 +76,6 @@ def _pop(ht, hs, hi, size) -> int:
     return size
 
 
-
 @numba.njit(cache=True)
 def _note(i, reason, note, listed, noted, sv) -> None:
     """Why job ``i`` still waits after this pass (the last note of a pass wins)."""

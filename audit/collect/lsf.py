@@ -79,7 +79,6 @@ def record_span(path: Path) -> tuple[float | None, float | None]:
     return first, last
 
 
-
 def collect_lsf(out, *, since: str = "7d", until: str | None = None, logdir=None,
                 runner: CommandRunner | None = None, env=None, now: datetime | None = None, retries: int = 1,
                 pause_s: float = 5.0, log=None) -> tuple[Path, Manifest]:
@@ -121,7 +120,8 @@ def _copy_logdir(manifest, folder, logdir: Path, start: float, end: float, retri
             pass
         if first is not None and last is not None and (first >= end or last < start):
             manifest.record(NotRun("copy", ("copy", str(source)), 0, ""), None, "accounting", window=window,
-                            records=[epoch_utc(first), epoch_utc(last)], note="not copied: its records are out of the window")
+                            records=[epoch_utc(first), epoch_utc(last)],
+                            note="not copied: its records are out of the window")
             continue
         relative = f"lsf/logdir/{fname}"
         copied = copy_file(source, folder, relative, retries=retries, pause_s=pause_s)

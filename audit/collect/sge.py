@@ -64,7 +64,6 @@ def end_span(path: Path) -> tuple[float | None, float | None]:
     return first, last
 
 
-
 def collect_sge(out, *, since: str = "7d", until: str | None = None, accounting=None,
                 runner: CommandRunner | None = None, env=None, now: datetime | None = None, retries: int = 1,
                 pause_s: float = 5.0, log=None) -> tuple[Path, Manifest]:

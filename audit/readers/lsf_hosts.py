@@ -28,7 +28,6 @@ _POWER = {"K": -1, "M": 0, "G": 1, "T": 2, "P": 3}
 MIB = 2**20
 
 
-
 def lsf_mem(text) -> int | None:
     """Bytes of an ``lshosts`` memory figure (``64G``, ``31.9G``, ``2047M``, ``2047`` MB); None for ``-``."""
     m = _MEM.match(str(text or "").strip())
@@ -221,6 +220,6 @@ def read_lsf_hosts(path, *, bhosts=None, queues=None, hostgroups=None, lsid=None
     else:
         notes.append("no bqueues -l output: the hosts are in no partition")
     cluster = name or (cluster_name(_read(lsid, "lsid output")) if lsid is not None else None) or "lsf"
-    shape = shape_from_hosts(cluster, {h: (*v, tuple(q for q in members if h in members[q])) for h, v in hosts.items()})
+    kinds = {h: (*v, tuple(q for q in members if h in members[q])) for h, v in hosts.items()}
+    shape = shape_from_hosts(cluster, kinds)
     return ShapeRead(shape=shape, nodes=len(hosts), skipped=skipped, notes=notes)
-

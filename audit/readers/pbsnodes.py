@@ -32,7 +32,6 @@ _KEY = re.compile(r"^[A-Za-z_][\w.\-]*$")
 WORD = 8  # bytes in a word on the 64-bit hosts PBS runs on
 
 
-
 def pbs_size(text) -> int | None:
     """Bytes of a PBS size (``263842276kb``, ``16gb``, ``1024`` bytes, ``2mw`` words); None when it is not one."""
     m = _SIZE.match(str(text or "").strip())
@@ -135,8 +134,9 @@ def read_pbsnodes(path, *, server=None, queues=None, name: str | None = None) ->
     queue_list = _queues(queues, notes) if queues is not None else None
     members = _members(hosts, queue_list)
     cluster = name or (_server_name(server) if server is not None else None) or "pbs"
-    shape = shape_from_hosts(cluster, {host: (h["cpus"], h["mem"], h["gpus"],
-                                    tuple(q for q in members if host in members[q])) for host, h in hosts.items()})
+    kinds = {host: (h["cpus"], h["mem"], h["gpus"], tuple(q for q in members if host in members[q]))
+             for host, h in hosts.items()}
+    shape = shape_from_hosts(cluster, kinds)
     return ShapeRead(shape=shape, nodes=len(hosts), skipped=skipped, notes=notes)
 
 
@@ -189,4 +189,3 @@ def _server_name(path) -> str | None:
         if line.startswith("Server:"):
             return line.split(":", 1)[1].strip() or None
     return None
-

@@ -31,7 +31,6 @@ _RESOURCE = re.compile(r"^\s+([a-zA-Z])([a-zA-Z]):([^=\s]+)=(\S*)\s*$")
 GPU_NAMES = ("gpu", "gpus", "ngpus")
 
 
-
 def sge_memory(text) -> int | None:
     """Bytes of a Grid Engine memory figure (``62.8G``, ``62.804G``, ``512M``, ``4g``); None for ``-``."""
     m = _MEM.match(str(text or "").strip())
@@ -205,4 +204,3 @@ def read_qhost(path, *, queues=(), hostgroups=None, name: str | None = None) -> 
                      f"(hc:), fewer than the host has where jobs held some: {', '.join(sorted(free_only)[:10])}")
     cluster = name or "sge"
     return ShapeRead(shape=shape_from_hosts(cluster, hosts), nodes=len(hosts), skipped=skipped, notes=notes)
-

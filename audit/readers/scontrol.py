@@ -20,7 +20,6 @@ _PAIR = re.compile(r"(\w+)=(\S*)")
 _GPU = re.compile(r"gpu(?::([^:(,]+))?:(\d+)")
 
 
-
 def _fields(line: str) -> dict:
     return {k: v for k, v in _PAIR.findall(line)}
 

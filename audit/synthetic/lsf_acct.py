@@ -198,7 +198,3 @@ def _seconds6(ms) -> pa.Array:
 def _q(values) -> pa.Array:
     """Quote strings as LSF does: in double quotes, a quote inside doubled."""
     return cat('"', pc.replace_substring(txt(values), '"', '""'), '"')
-
-
-
-

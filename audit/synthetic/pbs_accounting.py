@@ -201,9 +201,5 @@ def _size(mib) -> pa.Array:
     return where(mib % 1024 == 0, cat(mib // 1024, "gb"), cat(mib, "mb"))
 
 
-
 def _pad2(a) -> pa.Array:
     return pc.utf8_lpad(txt(np.asarray(a, dtype=np.int64)), width=2, padding="0")
-
-
-

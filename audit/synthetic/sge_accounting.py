@@ -179,6 +179,3 @@ def _f6_micro(micro) -> pa.Array:
     """Millionths → a number printed ``%f`` (six decimals)."""
     whole, frac = np.divmod(np.asarray(micro, dtype=np.int64), 1_000_000)
     return cat(whole, ".", pc.utf8_lpad(txt(frac), width=6, padding="0"))
-
-
-

@@ -63,7 +63,6 @@ def write_telemetry_store(out: Path, telemetry: pd.DataFrame | None, job_stats: 
     return shape
 
 
-
 STORE_FILES = ("telemetry.parquet", "job_telemetry.parquet", "nodes.parquet", "cluster_shape.toml")
 
 
