@@ -11,12 +11,14 @@ class InputError(Exception):
     """A file that cannot be read at all (missing, unreadable, not the format named)."""
 
 
-def read_bytes(path) -> bytes:
+def read_bytes(path, what: str | None = None) -> bytes:
+    """The file's bytes, gunzipped when it is gzip; :class:`InputError` naming the file (and ``what`` it should
+    hold) when it cannot be read."""
     p = Path(path)
     try:
         raw = p.read_bytes()
     except OSError as exc:
-        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+        raise InputError(f"{p}: cannot read{f' {what}' if what else ''}: {exc.strerror or exc}") from exc
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -42,9 +44,9 @@ def read_head(path, size: int = 65536) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def read_text(path) -> str:
+def read_text(path, what: str | None = None) -> str:
     """The file's text; bytes that are not UTF-8 become U+FFFD rather than stopping the run."""
-    return read_bytes(path).decode("utf-8", errors="replace")
+    return read_bytes(path, what).decode("utf-8", errors="replace")
 
 
 def parse_toml(text: str, origin: str, error: type[Exception] = InputError) -> dict:

@@ -181,6 +181,14 @@ def tres_value(col, key: str) -> pa.Array:
     return pc.take(found, pa.array(pick, mask=pick < 0))
 
 
+def whole_number(text) -> int | None:
+    """A count a scheduler printed (``64``, ``64.0``, `` 8 ``) as an int; None when it is not a number."""
+    try:
+        return int(float(str(text).strip()))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def compress_hostlist(names: list[str]) -> str:
     """Node names → a Slurm hostlist (``cn[001-003,007],gh001``), keeping the given prefixes and widths (a name
     without trailing digits stands as it is); the inverse of :func:`expand_hostlist`."""

@@ -18,10 +18,10 @@ preference, the host itself); a queue without a ``HOSTS:`` line uses every host 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ..cluster_shape import ShapeRead, shape_from_hosts
-from ..textio import InputError
+from ..textio import read_text
+from ..units import whole_number
 
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)B?$", re.IGNORECASE)
 _POWER = {"K": -1, "M": 0, "G": 1, "T": 2, "P": 3}
@@ -43,19 +43,6 @@ def cluster_name(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _read(path, what: str) -> str:
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
-
-
-def _int(text) -> int | None:
-    try:
-        return int(float(str(text).strip()))
-    except (TypeError, ValueError):
-        return None
 
 
 def lshosts_rows(text: str) -> tuple[dict, list]:
@@ -106,7 +93,7 @@ def bhosts_slots(text: str) -> dict:
         if expect_status:
             expect_status = False
             if "MAX" in columns and len(words) > columns.index("MAX"):
-                out[host]["max"] = _int(words[columns.index("MAX")])
+                out[host]["max"] = whole_number(words[columns.index("MAX")])
             continue
         if line.strip().startswith("CURRENT LOAD USED FOR SCHEDULING"):
             in_load, columns = True, []
@@ -197,15 +184,15 @@ def read_lsf_hosts(path, *, bhosts=None, queues=None, hostgroups=None, lsid=None
                    name: str | None = None) -> ShapeRead:
     """The shape of the hosts ``lshosts -w`` lists in ``path``; ``bhosts`` (``bhosts -l``) gives slots and GPUs,
     ``queues`` (``bqueues -l``) and ``hostgroups`` (``bmgroup -w -r``) the partitions, ``lsid`` the name."""
-    rows, skipped = lshosts_rows(_read(path, "lshosts output"))
-    slots = bhosts_slots(_read(bhosts, "bhosts output")) if bhosts is not None else {}
+    rows, skipped = lshosts_rows(read_text(path, "lshosts output"))
+    slots = bhosts_slots(read_text(bhosts, "bhosts output")) if bhosts is not None else {}
     notes = []
     hosts = {}
     for host, row in rows.items():
         if row.get("server", "Yes").lower() == "no":
             skipped.append((row["_line"], "a client host (server No), where no job runs", host))
             continue
-        cpus = _int(row.get("ncpus"))
+        cpus = whole_number(row.get("ncpus"))
         if cpus is None:
             cpus = slots.get(host, {}).get("max")
         if cpus is None:
@@ -214,12 +201,12 @@ def read_lsf_hosts(path, *, bhosts=None, queues=None, hostgroups=None, lsid=None
         hosts[host] = (cpus, lsf_mem(row.get("maxmem")) or 0, slots.get(host, {}).get("gpus") or 0)
     members: dict = {}
     if queues is not None:
-        groups = bmgroup_members(_read(hostgroups, "bmgroup output")) if hostgroups is not None else {}
+        groups = bmgroup_members(read_text(hostgroups, "bmgroup output")) if hostgroups is not None else {}
         members = {q: _queue_members(words, list(hosts), groups)
-                   for q, words in bqueues_hosts(_read(queues, "bqueues output")).items()}
+                   for q, words in bqueues_hosts(read_text(queues, "bqueues output")).items()}
     else:
         notes.append("no bqueues -l output: the hosts are in no partition")
-    cluster = name or (cluster_name(_read(lsid, "lsid output")) if lsid is not None else None) or "lsf"
+    cluster = name or (cluster_name(read_text(lsid, "lsid output")) if lsid is not None else None) or "lsf"
     kinds = {h: (*v, tuple(q for q in members if h in members[q])) for h, v in hosts.items()}
     shape = shape_from_hosts(cluster, kinds)
     return ShapeRead(shape=shape, nodes=len(hosts), skipped=skipped, notes=notes)

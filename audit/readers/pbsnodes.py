@@ -24,7 +24,8 @@ import re
 from pathlib import Path
 
 from ..cluster_shape import ShapeRead, shape_from_hosts
-from ..textio import InputError
+from ..textio import read_text
+from ..units import whole_number
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmgtp]?)([bw]?)$", re.IGNORECASE)
 _POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -86,19 +87,6 @@ def _status(value: str) -> dict:
     return out
 
 
-def _int(text) -> int | None:
-    try:
-        return int(float(str(text).strip()))
-    except (TypeError, ValueError):
-        return None
-
-
-def _read(path, what: str) -> str:
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
 
 
 def read_pbsnodes(path, *, server=None, queues=None, name: str | None = None) -> ShapeRead:
@@ -106,22 +94,22 @@ def read_pbsnodes(path, *, server=None, queues=None, name: str | None = None) ->
     file) gives the partitions, ``server`` (a ``qstat -Bf`` file) the cluster's name."""
     hosts: dict = {}
     skipped = []
-    for n, title, attrs in attribute_blocks(_read(path, "pbsnodes output")):
+    for n, title, attrs in attribute_blocks(read_text(path, "pbsnodes output")):
         status = _status(attrs.get("status", ""))
-        cpus = _int(attrs.get("resources_available.ncpus"))
+        cpus = whole_number(attrs.get("resources_available.ncpus"))
         if cpus is None:
-            cpus = _int(attrs.get("np"))
+            cpus = whole_number(attrs.get("np"))
         if cpus is None:
-            cpus = _int(status.get("ncpus"))
+            cpus = whole_number(status.get("ncpus"))
         if not title or cpus is None:
             skipped.append((n, "no resources_available.ncpus, np or status ncpus", title or ""))
             continue
         mem = pbs_size(attrs.get("resources_available.mem"))
         if mem is None:
             mem = pbs_size(status.get("physmem")) or pbs_size(status.get("totmem")) or 0
-        gpus = _int(attrs.get("resources_available.ngpus"))
+        gpus = whole_number(attrs.get("resources_available.ngpus"))
         if gpus is None:
-            gpus = _int(attrs.get("gpus")) or 0
+            gpus = whole_number(attrs.get("gpus")) or 0
         host = hosts.setdefault(attrs.get("resources_available.host") or title,
                                 {"cpus": 0, "mem": 0, "gpus": 0, "queues": set(), "props": set()})
         host["cpus"] += cpus
@@ -143,7 +131,7 @@ def read_pbsnodes(path, *, server=None, queues=None, name: str | None = None) ->
 def _queues(path, notes) -> list[tuple[str, dict]]:
     """Execution queues of ``qstat -Qf`` with their attributes (route queues hold no jobs that run)."""
     out = []
-    for _, title, attrs in attribute_blocks(_read(path, "qstat -Qf output"), prefix="Queue:"):
+    for _, title, attrs in attribute_blocks(read_text(path, "qstat -Qf output"), prefix="Queue:"):
         if not title:
             continue
         if attrs.get("queue_type", "Execution").lower().startswith("e"):

@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 
 from ..cluster_shape import ShapeRead, shape_from_hosts
-from ..textio import InputError
+from ..textio import read_text
+from ..units import whole_number
 
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT]?)$")
 _MULT = {"": 1, "k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3, "t": 1000**4,
@@ -37,19 +38,6 @@ def sge_memory(text) -> int | None:
     return int(round(float(m.group(1)) * _MULT[m.group(2)])) if m else None
 
 
-def _read(path, what: str) -> str:
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read {what}: {exc}") from None
-
-
-def _int(text) -> int | None:
-    try:
-        return int(float(str(text).strip()))
-    except (TypeError, ValueError):
-        return None
 
 
 def short(host: str) -> str:
@@ -90,10 +78,10 @@ def _gpus(resources: dict) -> tuple[int, bool]:
         values = resources.get(gpu)
         if not values:
             continue
-        fixed = [_int(v) for xy, v in values if xy[1] in "lLf" and _int(v) is not None]
+        fixed = [whole_number(v) for xy, v in values if xy[1] in "lLf" and whole_number(v) is not None]
         if fixed:
             return max(fixed), False
-        free = [_int(v) for xy, v in values if _int(v) is not None]
+        free = [whole_number(v) for xy, v in values if whole_number(v) is not None]
         if free:
             return max(free), True
     return 0, False
@@ -145,9 +133,9 @@ def _slots(value: str) -> tuple[int | None, dict]:
         part = part.strip()
         if part.startswith("["):
             key, _, n = part[1:-1].partition("=")
-            overrides[key.strip()] = _int(n)
+            overrides[key.strip()] = whole_number(n)
         elif part:
-            default = _int(part)
+            default = whole_number(part)
     return default, overrides
 
 
@@ -177,18 +165,18 @@ def _queue_members(conf: dict, groups: dict) -> set:
 def read_qhost(path, *, queues=(), hostgroups=None, name: str | None = None) -> ShapeRead:
     """The shape of the hosts ``qhost -F`` lists in ``path``; ``queues`` (``qconf -sq`` files) give the
     partitions, ``hostgroups`` (``{"@name": qconf -shgrp_resolved file}``) their host groups."""
-    found, skipped = qhost_hosts(_read(path, "qhost output"))
-    groups = {g: hostgroup_hosts(_read(p, "qconf -shgrp_resolved output")) for g, p in (hostgroups or {}).items()}
+    found, skipped = qhost_hosts(read_text(path, "qhost output"))
+    groups = {g: hostgroup_hosts(read_text(p, "qconf -shgrp_resolved output")) for g, p in (hostgroups or {}).items()}
     members = {}
     for q in queues:
-        conf = queue_conf(_read(q, "qconf -sq output"))
+        conf = queue_conf(read_text(q, "qconf -sq output"))
         members[conf.get("qname") or Path(q).stem] = _queue_members(conf, groups)
     notes, hosts, free_only = [], {}, []
     for host, h in found.items():
         cols, res = h["columns"], h["resources"]
-        cpus = _int(cols.get("NCPU"))
+        cpus = whole_number(cols.get("NCPU"))
         if cpus is None:
-            cpus = _int((res.get("num_proc") or [("", None)])[0][1])
+            cpus = whole_number((res.get("num_proc") or [("", None)])[0][1])
         if cpus is None:
             skipped.append((h["line"], "no NCPU (the host is down or never reported)", host))
             continue

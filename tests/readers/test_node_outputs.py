@@ -241,9 +241,11 @@ def test_torque_np_physmem_gpus_and_properties(tmp_path):
     assert read.skipped == []
 
 
-def test_an_unreadable_node_listing_names_the_file(tmp_path):
-    with pytest.raises(InputError, match="pbsnodes"):
-        read_pbsnodes(tmp_path / "missing.txt")
+@pytest.mark.parametrize("read, what", [(read_pbsnodes, "pbsnodes output"), (read_lsf_hosts, "lshosts output"),
+                                        (read_qhost, "qhost output")])
+def test_an_unreadable_node_listing_names_the_file(tmp_path, read, what):
+    with pytest.raises(InputError, match=rf"missing\.txt: cannot read {what}: No such file"):
+        read(tmp_path / "missing.txt")
 
 
 # ------------------------------------------------------------------ LSF
