@@ -35,3 +35,16 @@ def exit_parts(codes) -> tuple[np.ndarray, np.ndarray]:
     uniq, inverse = np.unique(np.asarray(codes, dtype=str), return_inverse=True)
     pairs = np.array([u.split(":", 1) for u in uniq.tolist()], dtype=np.int64).reshape(-1, 2)
     return pairs[inverse.ravel(), 0], pairs[inverse.ravel(), 1]
+
+
+#: lines joined and written at a time
+CHUNK = 50_000
+
+
+def write_lines(fh, lines: pa.Array, chunk: int = CHUNK) -> None:
+    """Write ``lines`` (Arrow strings, no newlines) to the text file ``fh``, each ended by a newline: ``chunk`` lines
+    joined at a time, so that no one string holds the whole file."""
+    for a in range(0, len(lines), chunk):
+        part = lines.slice(a, chunk)
+        fh.write(pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(part)], type=pa.int32()), part),
+                                "\n")[0].as_py() + "\n")

@@ -40,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_text import cat, exit_parts, txt, where
+from .arrow_text import cat, exit_parts, txt, where, write_lines
 
 VERSION = "10.108"
 DONE, EXIT = 64, 32
@@ -51,7 +51,6 @@ SIGINT, SIGUSR2 = 2, 12
 OPTIONS = 0x01 | 0x02 | 0x2000000
 SUB_EXCLUSIVE = 0x40
 SUBMIT_HOST = "login01"
-CHUNK = 50_000                    # lines joined and written at a time
 #: the fields of a JOB_FINISH record with no hosts (a job killed while pending), counted: the writer test checks
 #: every record has this many plus its execHosts and allocSlots entries
 FIXED_FIELDS = 108
@@ -68,10 +67,7 @@ def write_lsb_acct(ctx: dict, out) -> list[Path]:
     _, lines = _lines(ctx)
     path = Path(out) / "lsb.acct"
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for a in range(0, len(lines), CHUNK):   # a chunk of lines joined at a time: no one string of the whole file
-            part = lines.slice(a, CHUNK)
-            fh.write(pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(part)], type=pa.int32()), part),
-                                    "\n")[0].as_py() + "\n")
+        write_lines(fh, lines)
     return [path]
 
 

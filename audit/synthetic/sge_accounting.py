@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_text import cat, txt, where
+from .arrow_text import cat, txt, where, write_lines
 
 HEADER = "# Version: 8.1.9\n# \n# DO NOT MODIFY THIS FILE MANUALLY!\n# \n"
 N_FIELDS = 45
@@ -48,7 +48,6 @@ FAILED_QMASTER_LIMIT = 37         # "qmaster enforced h_rt, h_cpu, or h_vmem lim
 FAILED_UNKNOWN_JOB = 21           # "in recognizing job": the execd no longer knows the job (its host went down)
 FAILED_AFTER_JOB = 100            # "assumedly after job": killed by a signal, task died, node crash
 GIB, MIB, KIB = 2**30, 2**20, 2**10
-CHUNK = 50_000                    # lines joined and written at a time
 
 
 def sge_records(ctx: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -64,10 +63,7 @@ def write_sge_accounting(ctx: dict, out) -> list[Path]:
     path = Path(out) / "accounting"
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(HEADER)
-        for a in range(0, len(lines), CHUNK):   # a chunk of lines joined at a time: no one string of the whole file
-            part = lines.slice(a, CHUNK)
-            fh.write(pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(part)], type=pa.int32()), part),
-                                    "\n")[0].as_py() + "\n")
+        write_lines(fh, lines)
     return [path]
 
 
