@@ -1,6 +1,6 @@
 """Shared test fixtures: where the real traces live, and skipping cleanly when they are absent; the
-hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test; the real-Slurm
-clusters started in the background as the session starts, their tests run last (``tests/slurm_ahead.py``)."""
+hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test; the real services
+(Slurm, Grid Engine) started in the background as the session starts, their tests run last (``tests/ahead.py``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ahead import Ahead
 from tests.profiles import register
-from tests.slurm_ahead import Ahead
 
 register()
 
@@ -43,16 +43,22 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
-    items.sort(key=lambda item: item.get_closest_marker("slurm") is not None)  # stable: the Slurm tests last
+    items.sort(key=lambda item: _started_ahead(item) is not None)  # stable: the real services' tests last
+
+
+def _started_ahead(item):
+    """The test's module when it starts a real service ahead (``bring_up_ahead``), else None."""
+    module = getattr(item, "module", None)
+    return module if hasattr(module, "bring_up_ahead") else None
 
 
 def pytest_collection_finish(session):
     modules = []
     for item in session.items:
-        module = getattr(item, "module", None)
-        if item.get_closest_marker("slurm") and hasattr(module, "bring_up_ahead") and module not in modules:
+        module = _started_ahead(item)
+        if module is not None and module not in modules:
             modules.append(module)
-    if modules:  # the module run last starts first: its cluster owns munged and is stopped last
+    if modules:  # the module run last starts first: its Slurm owns munged and is stopped last
         starts = {m.__name__: m.bring_up_ahead for m in reversed(modules)}
         session.config.stash[AHEAD] = Ahead(starts).begin()
 
@@ -64,8 +70,8 @@ def pytest_sessionfinish(session):
 
 
 @pytest.fixture(scope="module")
-def slurm_ahead(request) -> dict:
-    """The cluster started ahead for the requesting module (see ``tests/slurm_ahead.py``); it stops it."""
+def started_ahead(request) -> dict:
+    """The service started ahead for the requesting module (see ``tests/ahead.py``); it stops it."""
     return request.config.stash[AHEAD].take(request.module.__name__)
 
 

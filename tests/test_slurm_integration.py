@@ -2,7 +2,7 @@
 
 As the session starts, a single-machine Slurm 22.05 with accounting (``../shared/tools/slurm``; root,
 Debian packages installed on first use) is brought up in the background and given jobs whose memory, CPU
-time, limits and fates are set by the test (``tests/slurm_ahead.py``); the module fixture waits for them
+time, limits and fates are set by the test (``tests/ahead.py``); the module fixture waits for them
 to end, dumps ``sacct --parsable2`` and ``sacct --json`` and reads both.  The tests then check each job's
 canonical row against what was submitted, and the two readers against each other.  Slurm is stopped and
 its state removed afterwards, also when a test fails.
@@ -191,7 +191,7 @@ def _stop(env: dict, state: Path) -> None:
 
 def bring_up_ahead(skip) -> dict:
     """Start the cluster and submit the jobs; called in the background as the session starts
-    (``tests/slurm_ahead.py``), so the jobs run while the rest of the suite does."""
+    (``tests/ahead.py``), so the jobs run while the rest of the suite does."""
     cluster = _bring_up(skip)
     try:
         cluster["submitted"] = _submit(cluster["env"], cluster["state"])
@@ -203,13 +203,13 @@ def bring_up_ahead(skip) -> dict:
 
 
 @pytest.fixture(scope="module")
-def slurm(slurm_ahead):
+def slurm(started_ahead):
     """A running Slurm (its environment for the client commands), its jobs submitted; stopped and removed
     afterwards."""
     try:
-        yield slurm_ahead
+        yield started_ahead
     finally:
-        slurm_ahead["stop"]()
+        started_ahead["stop"]()
 
 
 def _submit(env: dict, state: Path) -> dict:

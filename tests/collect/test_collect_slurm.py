@@ -4,7 +4,7 @@ and a shim on PATH sees only commands of the read-only table.
 
 Runs in CI as root, like tests/test_slurm_integration.py (whose start and skip rules it shares); skips when
 Slurm cannot be started here.  The cluster is brought up and its jobs run in the background while the rest of the
-suite runs (``tests/slurm_ahead.py``).
+suite runs (``tests/ahead.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SHIMMED = ("sacct", "sinfo", "scontrol", "sshare", "kubectl")
 
 def bring_up_ahead(skip) -> dict:
     """Start the pilot's cluster, submit ``submit-all.sh``'s jobs and cancel the one to cancel once it runs;
-    called in the background as the session starts (``tests/slurm_ahead.py``)."""
+    called in the background as the session starts (``tests/ahead.py``)."""
     reason = _skip_reason()
     if reason:
         skip(reason)
@@ -67,12 +67,12 @@ def bring_up_ahead(skip) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pilot(slurm_ahead):
+def pilot(started_ahead):
     """The pilot's cluster once its jobs have ended, and ``reclaim collect slurm --since 1d`` run on it through
     the shim; stopped and removed afterwards."""
-    env, state, ids = slurm_ahead["env"], slurm_ahead["state"], slurm_ahead["ids"]
+    env, state, ids = started_ahead["env"], started_ahead["state"], started_ahead["ids"]
     try:
-        deadline = max(slurm_ahead["deadline"], time.monotonic() + 30)
+        deadline = max(started_ahead["deadline"], time.monotonic() + 30)
         while _run(["squeue", "-h"], env, check=False).strip():
             if time.monotonic() > deadline:
                 pytest.fail("jobs did not end")
@@ -85,7 +85,7 @@ def pilot(slurm_ahead):
                                    text=True, timeout=300, stdin=subprocess.DEVNULL)
         yield {"env": env, "state": state, "ids": ids, "collected": collected, "log": log}
     finally:
-        slurm_ahead["stop"]()
+        started_ahead["stop"]()
 
 
 def _shim(state: Path) -> tuple[Path, Path]:

@@ -7,7 +7,8 @@ the test sets: a plain job, a failing one, one past its ``h_rt``, an array, a ti
 with two ``qrsh -inherit`` tasks, one deleted while running, one holding memory under an ``h_vmem`` request; then
 the execd is switched to ``ACCT_RESERVED_USAGE`` and one more job runs.  Its ``accounting`` file is read and each
 job's row checked against what was submitted.  The daemons are stopped and the folder removed afterwards, also
-when a test fails.  About a minute.
+when a test fails.  About a minute, spent in the background as the session starts (``tests/ahead.py``); its
+tests run last.
 
 Skips when not root, when the packages are absent, or when ``RECLAIM_SKIP_SGE`` is set to a non-empty value.
 """
@@ -115,13 +116,19 @@ class Cluster:
         raise TimeoutError("the accounting file lacks records")
 
 
-@pytest.fixture(scope="module")
-def real():
+def bring_up_ahead(skip) -> dict:
+    """Start the Grid Engine, run its jobs to their ends and read its accounting file; called in the background
+    as the session starts (``tests/ahead.py``), so the jobs run while the rest of the suite does."""
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
+        skip(reason)
     base = Path(tempfile.mkdtemp(prefix="reclaim-sge-"))
     cluster = Cluster(base / "root")
+
+    def stop() -> None:
+        cluster.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
     try:
         cluster.start()
         (cluster.jobs / "hold.py").write_text(HOLD)
@@ -150,12 +157,23 @@ def real():
         cluster.submit("reserved", "-b", "y", "/bin/sleep", "12")
         cluster.wait_idle(time.time() + 60)
         acct = cluster.records(12, time.time() + 30)
+    except BaseException:
+        stop()
+        raise
+    return {"cluster": cluster, "accounting": acct, "stop": stop,
+            "host": subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()}
+
+
+@pytest.fixture(scope="module")
+def real(started_ahead):
+    """The Grid Engine once its jobs have ended, and its accounting file read; stopped and removed afterwards,
+    also when a test fails."""
+    try:
+        acct = started_ahead["accounting"]
         assert detect_format(acct) == "sge"
-        result = read_sge(acct, cluster="real")
-        yield cluster, result, subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+        yield started_ahead["cluster"], read_sge(acct, cluster="real"), started_ahead["host"]
     finally:
-        cluster.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        started_ahead["stop"]()
 
 
 def _row(result, cluster, name) -> pd.Series:
