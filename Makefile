@@ -4,6 +4,9 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PYTEST_ARGS ?=
+# the suite on the machine's cores, four at most (pytest-xdist; tests/conftest.py keeps each module on one worker);
+# PYTEST_ARGS=-n0 runs it in one process
+XDIST   := -n auto --maxprocesses 4
 
 .PHONY: install demo test test-fast test-deep bench lint clean
 
@@ -22,11 +25,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@$(BIN)/python -m reports.system
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # skips the real-Slurm integration test (needs root and apt)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slurm" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not slurm" $(XDIST) $(PYTEST_ARGS)
 
 # every hypothesis property with random draws and thousands of examples each (tests/profiles.py);
 # run before a change to the simulator or the readers lands

@@ -36,7 +36,8 @@ class Ahead:
         self.thread = threading.Thread(target=self._run, name="started-ahead", daemon=True)
 
     def begin(self) -> Ahead:
-        self.thread.start()
+        if self.thread.ident is None:  # once
+            self.thread.start()
         return self
 
     def _run(self) -> None:
@@ -47,8 +48,9 @@ class Ahead:
                 self.results[name] = exc
 
     def take(self, name: str) -> dict:
-        """What was started for module ``name``, once it is ready; the caller stops it."""
-        self.thread.join()
+        """What was started for module ``name``, once it is ready (started now if it was not yet); the caller
+        stops it."""
+        self.begin().thread.join()
         got = self.results.pop(name, None)
         if got is None:
             raise KeyError(f"nothing was started ahead for {name}")
@@ -60,6 +62,8 @@ class Ahead:
 
     def close(self) -> None:
         """Stop the services no fixture took (a run cut short, or every test of a module failed to start)."""
+        if self.thread.ident is None:  # never started (an xdist worker that ran none of their modules)
+            return
         self.thread.join()
         for got in self.results.values():
             if isinstance(got, dict):
