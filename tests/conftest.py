@@ -1,6 +1,7 @@
 """Shared test fixtures: where the real traces live, and skipping cleanly when they are absent; the
 hypothesis profiles (``tests/profiles.py``), and a ``property`` mark on every hypothesis test; the real services
-(Slurm, Grid Engine) started in the background as the session starts, their tests run last (``tests/ahead.py``)."""
+(Slurm, Grid Engine) started in the background as the session starts, their tests run last (``tests/ahead.py``);
+under pytest-xdist (``make test``) each module whole on one worker, the services in the first."""
 
 from __future__ import annotations
 
