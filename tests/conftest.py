@@ -57,7 +57,8 @@ def _in_worker(config) -> bool:
 
 
 def _ahead_files(root: Path) -> set[str]:
-    """The test modules (paths from ``root``) that start a real service ahead (``def bring_up_ahead``)."""
+    """The test modules (paths from ``root``) that start a real service ahead (``def bring_up_ahead``), read from
+    their text: xdist's controller, which schedules them, collects nothing and imports no test module."""
     return {p.relative_to(root).as_posix() for p in (root / "tests").rglob("test_*.py")
             if "\ndef bring_up_ahead(" in p.read_text(encoding="utf-8")}
 
