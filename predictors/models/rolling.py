@@ -176,6 +176,14 @@ class RollingForecaster:
                 seen_g = seen & members(group, names)[codes]
             yield c, np.flatnonzero(inside), seen_g
 
+    def _adapted(self, levels, y: np.ndarray, issued: np.ndarray, seen_g: np.ndarray) -> np.ndarray:
+        """The levels adapted to the coverage of the bounds ``issued`` to the group's jobs already observed
+        (``seen_g``).  A stratum's observed coverage is trusted in proportion to its jobs seen, fully from
+        ``ACI_FULL`` on: a small stratum's noise is not corrected for."""
+        seen = np.isfinite(issued[:, 0]) & seen_g
+        gain = self.coverage_gain * min(1.0, seen.sum() / ACI_FULL)
+        return adaptive_levels(levels, y[seen], issued[seen], gain)
+
     @staticmethod
     def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
         """The candidate whose bounds, as issued to ``rows`` (jobs of the stratum predicted in earlier folds,
@@ -283,22 +291,23 @@ class RollingForecaster:
             seen_all = end < o
             for g, cal_rows, seen_g in self._groups(names, codes, cm, seen_all, test):
                 t = test[codes[test] == g]
+                idx = np.flatnonzero(cm)[cal_rows]
                 if select:
                     pick = self._pick(select, cal, np.flatnonzero(cm & (codes == g)), w)
                 for m in cal:
                     for tag, cap in tags:
                         P = cal[m][tag]
-                        seen = np.isfinite(P[:, 0]) & seen_g
-                        # a stratum's observed coverage is trusted in proportion to its jobs seen, fully from
-                        # ACI_FULL on (binomial sd 0.007 at 0.9): a small stratum's noise is not corrected for
-                        gain = self.coverage_gain * min(1.0, seen.sum() / ACI_FULL)
-                        eff = adaptive_levels(levels, y[seen], P[seen], gain)
                         c = calibrator(m in curves, levels, spec.log_offset, cap)
-                        idx = np.flatnonzero(cm)[cal_rows]
-                        c.fit(cal_raw[m][cal_rows], y[idx], req[idx], effective_levels=eff)
+                        c.fit(cal_raw[m][cal_rows], y[idx], req[idx],
+                              effective_levels=self._adapted(levels, y, P, seen_g))
                         P[t] = c.transform(inputs[m][t], req[t])
-                if select:  # one candidate for every level, so that its bounds stay nested
-                    best[t] = cal[pick]["capped"][t]
+                if select:  # one candidate for every level, so that its bounds stay nested; its level adapted
+                    # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
+                    # favours the candidate whose calibration runs low, which its own record does not show
+                    c = calibrator(pick in curves, levels, spec.log_offset, True)
+                    c.fit(cal_raw[pick][cal_rows], y[idx], req[idx],
+                          effective_levels=self._adapted(levels, y, best, seen_g))
+                    best[t] = c.transform(inputs[pick][t], req[t])
                     source[t] = pick
         out["scored"] = scored
         cols = {}
