@@ -103,15 +103,21 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
 
 def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dict:
-    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request"}}}}``: the share of predicted jobs
-    whose need the prediction covered, overall and per stratum (out of sample: every prediction is from the job's
-    past), and the share whose need reached the request (a run to its limit, a peak at its allocation): only the
-    request covers those, so where they are more than 1 − τ of a stratum, a bound that covers τ is the request
-    for every job the model cannot tell apart from them, and the stratum covers more than τ."""
-    from predictors.features import actual, eligible, request
+    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request", "habits", "se"}}}}``: the share of
+    predicted jobs whose need the prediction covered, overall and per stratum (out of sample: every prediction is
+    from the job's past), and the share whose need reached the request (a run to its limit, a peak at its
+    allocation): only the request covers those, so where they are more than 1 − τ of a stratum, a bound that
+    covers τ is the request for every job the model cannot tell apart from them, and the stratum covers more
+    than τ.  ``habits``: how many habits (user, job family, request shape) the jobs came from; ``se``: the
+    coverage's standard error with a habit's jobs taken to miss together (they share one history, so one bound
+    set too low misses a burst of them; ``metrics.coverage_se``): a stratum of 4,000 jobs from 40 habits is
+    known far less well than 4,000 independent jobs would make it."""
+    from predictors.features import actual, eligible, habit_codes, request
     from predictors.models import level_label
 
     out = {}
+    habit = habit_codes(table)
+    habit = np.where(habit >= 0, habit, -1 - np.arange(len(habit)))  # no user: a job of its own
     for target, stem in STEMS.items():
         if f"stratum_{stem}" not in frame:
             continue
@@ -127,11 +133,20 @@ def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dic
             p = frame[col].to_numpy(dtype=np.float64)
             ok = np.isfinite(p) & np.isfinite(y)
             hit = y <= p * (1 + 1e-9)
-            row = {"all": {"jobs": int(ok.sum()), "coverage": float(hit[ok].mean()) if ok.any() else None,
-                           "at_request": float(top[ok].mean()) if ok.any() else None}}
+            row = {"all": _covered(hit, top, habit, ok)}
             for s in sorted(set(st[ok])):
-                m = ok & (st == s)
-                row[s] = {"jobs": int(m.sum()), "coverage": float(hit[m].mean()), "at_request": float(top[m].mean())}
+                row[s] = _covered(hit, top, habit, ok & (st == s))
             per[str(float(lv))] = row
         out[target] = per
     return out
+
+
+def _covered(hit: np.ndarray, top: np.ndarray, habit: np.ndarray, m: np.ndarray) -> dict:
+    """One entry of :func:`coverage_by_stratum` over the jobs ``m``."""
+    from predictors.models import coverage_se
+
+    if not m.any():
+        return {"jobs": 0, "coverage": None, "at_request": None, "habits": 0, "se": None}
+    se = coverage_se(hit[m], habit[m])
+    return {"jobs": int(m.sum()), "coverage": float(hit[m].mean()), "at_request": float(top[m].mean()),
+            "habits": int(len(np.unique(habit[m]))), "se": se if np.isfinite(se) else None}

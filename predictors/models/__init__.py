@@ -16,7 +16,7 @@ from .conformal import (
     read_curve,
 )
 from .lineup import CALIBRATED, HABIT_RULES, default_models
-from .metrics import METRICS, metric_set, metric_table, pinball, precision_recall
+from .metrics import METRICS, coverage_se, metric_set, metric_table, pinball, precision_recall
 from .quantile_gbm import QuantileGBM
 from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
@@ -28,5 +28,5 @@ __all__ = ["CALIBRATED", "Allocation", "allocate", "apply_allocation", "CURVE_LE
            "HabitRule", "HurdleQuantileGBM",
            "KRRBaseline", "LastTwoBaseline", "LevelCalibrator", "LinearQuantile", "QuantileGBM", "RequestBaseline",
            "RollingForecaster", "RollingResult", "UserMeanBaseline", "VPABaseline", "adaptive_levels", "check_levels",
-           "conformal_shift", "default_models", "last_two", "level_label", "level_scores", "metric_set", "metric_table",
+           "conformal_shift", "coverage_se", "default_models", "last_two", "level_label", "level_scores", "metric_set", "metric_table",
            "pinball", "precision_recall", "read_curve", "right_size", "rule_predictions"]

@@ -7,7 +7,8 @@ For test jobs i with actual need y_i, prediction q_i at level τ, request r_i an
   jobs a request of q_i would have killed or starved;
 - ``overprov_ratio`` = median over jobs with y_i > 0 of q_i / y_i;
 - ``recovered_fraction`` = 1 − Σ q_i·w_i / Σ r_i·w_i over jobs with a known request;
-- ``pinball`` = mean of ρ_τ(y_i − q_i), ρ_τ(u) = max(τu, (τ − 1)u), in the target's unit.
+- ``pinball`` = mean of ρ_τ(y_i − q_i), ρ_τ(u) = max(τu, (τ − 1)u), in the target's unit;
+- ``coverage_se`` = the standard error of a coverage share when jobs miss in groups (a habit's jobs).
 """
 
 from __future__ import annotations
@@ -36,6 +37,23 @@ def recovered_fraction(q: np.ndarray, request: np.ndarray, w: np.ndarray) -> flo
     known = np.isfinite(request) & np.isfinite(q)
     den = float(np.sum(request[known] * w[known]))
     return 1.0 - float(np.sum(q[known] * w[known])) / den if den > 0 else float("nan")
+
+
+def coverage_se(covered: np.ndarray, groups: np.ndarray) -> float:
+    """Standard error of a coverage share whose jobs come in ``groups`` that miss together (a habit's jobs share
+    one history, so one bound set too low misses a burst of them): the cluster-robust (sandwich) estimate
+    ``sqrt(k / (k − 1) · Σ_g (Σ_{i∈g} (c_i − ĉ))²) / n`` over the ``k`` groups of the ``n`` jobs, which is the
+    binomial ``sqrt(ĉ(1 − ĉ) / (n − 1))`` when every job is a group of its own (NaN under two groups)."""
+    c = np.asarray(covered, dtype=np.float64)
+    n = len(c)
+    if n == 0:
+        return float("nan")
+    _, g = np.unique(np.asarray(groups), return_inverse=True)
+    k = int(g.max()) + 1
+    if k < 2:
+        return float("nan")
+    e = np.bincount(g, weights=c - c.mean(), minlength=k)
+    return float(np.sqrt(k / (k - 1) * np.sum(e * e)) / n)
 
 
 def metric_set(y: np.ndarray, q: np.ndarray, request: np.ndarray, w: np.ndarray, level: float) -> dict:

@@ -104,6 +104,8 @@ def test_cli_json_shape(small_month, tmp_path):
     for model, per in d["coverage_by_stratum"].items():  # every stratum's jobs add up to those tested
         for level, strata in per.items():
             assert sum(v["jobs"] for v in strata.values()) == d["jobs_tested"], (model, level)
+            assert all(1 <= v["habits"] <= v["jobs"] for v in strata.values()), (model, level)
+            assert all(v["se"] is None or 0 <= v["se"] <= 0.5 for v in strata.values()), (model, level)
     assert list(d["models"]) == ["request", "last_two", "lightgbm", "lightgbm_capped"]
     # capped at the request, the right-sized request can only release requested resource-hours
     assert all(v["recovered_fraction"] >= 0 for v in d["models"]["lightgbm_capped"].values())

@@ -4,6 +4,7 @@ and on KTH-SP2 against Tsafrir, Etsion & Feitelson's EASY++ result."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from audit.ingest import ingest, read_table
@@ -116,6 +117,11 @@ def test_coverage_is_reported_per_stratum(week):
     for row in cov.values():
         assert sum(v["jobs"] for k, v in row.items() if k != "all") == row["all"]["jobs"]
         assert 0.0 <= row["all"]["coverage"] <= 1.0
+        for v in row.values():  # never more habits than jobs; with a job per habit the error is the binomial one
+            assert 1 <= v["habits"] <= v["jobs"]
+            c = v["coverage"]
+            if v["se"] is not None and v["habits"] == v["jobs"]:
+                assert v["se"] == pytest.approx(np.sqrt(c * (1 - c) / (v["jobs"] - 1)))
 
 
 def test_the_gap_agrees_with_the_replays_own_accounting(week):
