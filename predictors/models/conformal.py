@@ -48,9 +48,11 @@ def apply_shift(pred: np.ndarray, shift: np.ndarray, offset: float, request: np.
     return non_crossing(out)
 
 
-def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = 0.5,
+def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = 0.25,
                     highest: float = 0.999) -> np.ndarray:
-    """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest]."""
+    """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest].
+    ``lowest`` lies well below the lowest level so that a level is lowered as readily as it is raised: a floor
+    at the lowest level itself would correct its under-coverage and never its over-coverage."""
     lv = np.asarray(levels, dtype=np.float64)
     if gain == 0 or not len(y_seen):
         return lv

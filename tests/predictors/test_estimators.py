@@ -142,6 +142,15 @@ def test_adaptive_levels_move_against_the_error():
     assert adaptive_levels((0.9,), y, np.full((4, 1), 0.1), 1.0)[0] == 0.999  # clipped
 
 
+def test_the_lowest_level_is_lowered_as_readily_as_it_is_raised():
+    y = np.ones(4)
+    over = np.array([[0.5], [2.0], [2.0], [2.0]])  # 3 of 4 covered at level 0.5: lower it
+    assert adaptive_levels((0.5,), y, over, 0.5)[0] == pytest.approx(0.5 - 0.5 * 0.25)
+    under = np.array([[0.5], [0.5], [0.5], [2.0]])  # 1 of 4: raise it by as much
+    assert adaptive_levels((0.5,), y, under, 0.5)[0] == pytest.approx(0.5 + 0.5 * 0.25)
+    assert adaptive_levels((0.5,), y, np.full((4, 1), 2.0), 1.0)[0] == 0.25  # clipped
+
+
 def test_default_lineup_names():
     assert list(default_models((0.9,), "walltime")) == ["request", "user_mean", "last_two", "vpa", "krr",
                                                          "habit_max", "habit_krr", "habit_vpa", "habit_autopilot",
