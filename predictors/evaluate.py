@@ -144,21 +144,21 @@ def as_dict(ev: Evaluation, labels) -> dict:
     by = {}
     t = ev.breakdowns.get("stratum")
     if t is not None:
+        tested = ev.rolling.jobs[ev.rolling.jobs["scored"].to_numpy()]
+        strata = dict(tuple(tested.groupby(tested["stratum"].astype("string").fillna(""), sort=False)))
         for m in dict.fromkeys(t["model"]):
             rows = t[t["model"] == m]
             by[m] = {label[lv]: {str(r.group): {"jobs": int(r.jobs), "coverage": _num(r.coverage),
-                                                **_clustered(ev.rolling.jobs, m, lv, r.group)}
+                                                **_clustered(strata[str(r.group)], m, lv)}
                                  for r in rows[rows["level"] == lv].itertuples()} for lv in levels}
     return {"target": ev.rolling.target, "jobs_tested": int(ev.rolling.jobs["scored"].sum()), "models": models,
             "coverage_by_stratum": by}
 
 
-def _clustered(jobs: pd.DataFrame, model: str, level: float, stratum) -> dict:
-    """``habits`` and ``se`` of a stratum's coverage: its scored jobs' habits, and the coverage's standard error
-    with a habit's jobs taken to miss together (``metrics.coverage_se``)."""
-    g = jobs[jobs["scored"].to_numpy() & (jobs["stratum"].astype("string").fillna("") == str(stratum)).to_numpy()]
+def _clustered(g: pd.DataFrame, model: str, level: float) -> dict:
+    """``habits`` and ``se`` of a stratum's coverage: the habits of its scored jobs ``g``, and the coverage's
+    standard error with a habit's jobs taken to miss together (``metrics.coverage_se``)."""
     habit = g["habit"].to_numpy()
-    habit = np.where(habit >= 0, habit, -1 - np.arange(len(habit)))  # no user: a job of its own
     hit = (g["y"].to_numpy(dtype=np.float64) <= g[f"{model}@{level}"].to_numpy(dtype=np.float64)).astype(float)
     return {"habits": int(len(np.unique(habit))), "se": _num(coverage_se(hit, habit))}
 

@@ -40,7 +40,7 @@ def pytest_terminal_summary(terminalreporter):
             + f"; get them with `apt-get install {' '.join(names)}` or run `bash .ci/run` as root")
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)

@@ -112,12 +112,11 @@ def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dic
     coverage's standard error with a habit's jobs taken to miss together (they share one history, so one bound
     set too low misses a burst of them; ``metrics.coverage_se``): a stratum of 4,000 jobs from 40 habits is
     known far less well than 4,000 independent jobs would make it."""
-    from predictors.features import actual, eligible, habit_codes, request
+    from predictors.features import actual, eligible, habit_groups, request
     from predictors.models import level_label
 
     out = {}
-    habit = habit_codes(table)
-    habit = np.where(habit >= 0, habit, -1 - np.arange(len(habit)))  # no user: a job of its own
+    habit = habit_groups(table)
     for target, stem in STEMS.items():
         if f"stratum_{stem}" not in frame:
             continue

@@ -8,6 +8,7 @@ from .habits import (
     SIZE_CLASSES,
     STRATA,
     habit_codes,
+    habit_groups,
     habit_history,
     history_class,
     members,
@@ -26,7 +27,7 @@ from .targets import TARGETS, actual, card_memory, eligible, get_target, request
 
 __all__ = ["CATEGORICAL", "DAY_S", "HISTORY_COLUMNS", "HIT_FRACTION", "PARENT", "SHAPE_KEY", "SIZE_CLASSES", "STRATA",
            "TARGETS", "TableIndex", "actual", "calibration_mask", "card_memory", "codes", "eligible", "epoch_s",
-           "feature_tables", "fold_of", "future_changes", "get_target", "habit_codes", "habit_history",
+           "feature_tables", "fold_of", "future_changes", "get_target", "habit_codes", "habit_groups", "habit_history",
            "history_class", "in_flight", "job_features", "load_jobs", "members", "origins", "parent", "past_stats",
            "request", "script_features", "shape_frame", "sizes", "strata", "submission_features", "train_mask",
            "weight"]

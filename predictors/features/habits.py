@@ -68,6 +68,13 @@ def habit_codes(jobs: pd.DataFrame) -> np.ndarray:
     return np.where(user >= 0, c, -1)
 
 
+def habit_groups(jobs: pd.DataFrame) -> np.ndarray:
+    """Each job's habit as the group whose jobs miss together (``models.coverage_se``): :func:`habit_codes`, with
+    each job without a user a group of its own (a negative code)."""
+    c = habit_codes(jobs)
+    return np.where(c >= 0, c, -1 - np.arange(len(c)))
+
+
 def decayed_quantile(values: np.ndarray, ages_s: np.ndarray, q: float, half_life_s: float) -> np.ndarray:
     """Per row, the ``q`` quantile of ``values`` (NaN-padded) weighted by ``2^(−age / half_life)``: the
     smallest value whose cumulative weight reaches ``q`` of the row's total (NaN where a row is empty)."""

@@ -37,7 +37,7 @@ from ..features import (
     epoch_s,
     fold_of,
     get_target,
-    habit_codes,
+    habit_groups,
     habit_history,
     members,
     origins,
@@ -55,7 +55,7 @@ from .lineup import CALIBRATED
 
 @dataclass
 class RollingResult:
-    """``jobs``: one row per eligible job in submission order with ``row`` (its position in the input), ``y``, ``request``, ``w``, ``habit`` (its habit's code, -1 without a user), ``fold``,
+    """``jobs``: one row per eligible job in submission order with ``row`` (its position in the input), ``y``, ``request``, ``w``, ``habit`` (its habit's code; a job without a user has a negative one of its own), ``fold``,
     ``scored``, ``cold_user``, ``cold_family``, ``stratum`` and a column ``MODEL@LEVEL`` per prediction (with
     ``select``: ``best@LEVEL`` and the candidate it came from, ``best_source@LEVEL``).  A calibrated
     model's ``MODEL@LEVEL`` is its calibrated quantile capped at the request (``cap``) or not; both are also
@@ -90,7 +90,7 @@ def _meta(E: pd.DataFrame, X: pd.DataFrame, target: str, gpu_memory_bytes) -> pd
     meta["y"] = actual(E, target)
     meta["request"] = request(E, target, gpu_memory_bytes=gpu_memory_bytes)
     meta["w"] = weight(E, target)
-    meta["habit"] = habit_codes(E)
+    meta["habit"] = habit_groups(E)
     return meta
 
 
