@@ -18,7 +18,9 @@ whole cores; a job without a bound keeps its request):
 - coverage per stratum against each level (target: within ±0.02), out of sample (``coverage_by_stratum``), and
   how many of the strata outside lie more than two standard errors from their level when a habit's jobs are
   taken to miss together (its ``se``): a stratum of thousands of jobs from a few dozen habits is known to a few
-  hundredths at best;
+  hundredths at best.  A stratum covering more than its level is set apart where no bound could do otherwise:
+  more than 1 − level of its jobs needed their whole request, or an atom of need (as many jobs needing exactly
+  one whole GPU) spans the level ± 0.02 (``below_quantile``, ``through_quantile``);
 - the nodes recovered against the oracle's (target: a quarter), and where the rest went (``gap``).
 """
 
@@ -164,22 +166,28 @@ def measure(store: Path, label: str) -> None:
                     off = abs(v["coverage"] - float(lv))
                     top = v.get("at_request") or 0.0
                     z = (v["coverage"] - float(lv)) / v["se"] if v.get("se") else float("nan")
-                    # more than 1 - level of the stratum needs its whole request: only the request covers them
-                    (atom if off > 0.02 and v["coverage"] > float(lv) and top > 1 - float(lv) else worst).append(
-                        (off, target, lv, s, v["jobs"], v["coverage"], top, v.get("habits"), z))
+                    # more than 1 - level of the stratum needs its whole request (only the request covers them),
+                    # or as many need exactly the stratum's level-quantile (one whole GPU): no bound the model
+                    # cannot tell them apart by covers a share within +-0.02 of the level
+                    lo, hi = v.get("below_quantile"), v.get("through_quantile")
+                    tied = lo is not None and lo < float(lv) - 0.02 and hi > float(lv) + 0.02
+                    why = f"{100 * top:.0f} % at the request" if top > 1 - float(lv) else f"{100 * (hi - lo):.0f} % tied at the quantile" \
+                        if tied else ""
+                    (atom if off > 0.02 and v["coverage"] > float(lv) and why else worst).append(
+                        (off, target, lv, s, v["jobs"], v["coverage"], why, v.get("habits"), z))
     worst.sort(reverse=True)
     inside = sum(w[0] <= 0.02 for w in worst)
     outside = [w for w in worst if w[0] > 0.02]
     beyond = [w for w in outside if not abs(w[8]) <= 2]
     print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst) + len(atom)} within +-0.02 of "
           f"their level; {len(atom)} over it where more than 1 - level of the stratum's jobs needed their whole request "
-          f"(only the request covers them); of the other {len(outside)}, {len(beyond)} more than two standard errors "
+          f"(only the request covers them) or an atom of need spans the level +-0.02; of the other {len(outside)}, {len(beyond)} more than two standard errors "
           f"from their level with a habit's jobs missing together (se); worst others: "
           + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs, {h:,} habits, z {z:+.1f})"
                       for _, t, lv, s, n, c, _, h, z in worst[:4]))
     if atom:
-        print("    at the request: " + "; ".join(f"{t} {s} at {lv}: {c:.3f}, {100 * a:.0f} % at the request"
-                                               for _, t, lv, s, n, c, a, _, _ in sorted(atom, reverse=True)[:6]))
+        print("    over it: " + "; ".join(f"{t} {s} at {lv}: {c:.3f}, {why}"
+                                         for _, t, lv, s, n, c, why, _, _ in sorted(atom, reverse=True)[:6]))
     gap = summary.get("gap")
     if gap:
         causes = ", ".join(f"{c['cause']} {c['nodes']:.1f}" for c in gap["by_cause"])

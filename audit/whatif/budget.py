@@ -22,6 +22,8 @@ share of the cluster over the hours it may hold it, ``max over memory, cores, GP
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -103,12 +105,16 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
 
 def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dict:
-    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request", "habits", "se"}}}}``: the share of
+    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request", "below_quantile", "through_quantile",
+    "habits", "se"}}}}``: the share of
     predicted jobs whose need the prediction covered, overall and per stratum (out of sample: every prediction is
     from the job's past), and the share whose need reached the request (a run to its limit, a peak at its
     allocation): only the request covers those, so where they are more than 1 − τ of a stratum, a bound that
     covers τ is the request for every job the model cannot tell apart from them, and the stratum covers more
-    than τ.  ``habits``: how many habits (user, job family, request shape) the jobs came from; ``se``: the
+    than τ.  ``below_quantile`` and ``through_quantile`` (:func:`quantile_atom`): the shares of the jobs whose need
+    is below, and at most, the τ-quantile of their need: where many jobs need exactly that (one whole GPU kept
+    busy, nothing at all), bounds the model cannot tell apart cover at most the first or at least the second,
+    and a stratum whose atom spans τ ± 0.02 cannot cover within it.  ``habits``: how many habits (user, job family, request shape) the jobs came from; ``se``: the
     coverage's standard error with a habit's jobs taken to miss together (they share one history, so one bound
     set too low misses a burst of them; ``metrics.coverage_se``): a stratum of 4,000 jobs from 40 habits is
     known far less well than 4,000 independent jobs would make it."""
@@ -132,20 +138,36 @@ def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dic
             p = frame[col].to_numpy(dtype=np.float64)
             ok = np.isfinite(p) & np.isfinite(y)
             hit = y <= p * (1 + 1e-9)
-            row = {"all": _covered(hit, top, habit, ok)}
+            row = {"all": _covered(hit, top, habit, ok, y, float(lv))}
             for s in sorted(set(st[ok])):
-                row[s] = _covered(hit, top, habit, ok & (st == s))
+                row[s] = _covered(hit, top, habit, ok & (st == s), y, float(lv))
             per[str(float(lv))] = row
         out[target] = per
     return out
 
 
-def _covered(hit: np.ndarray, top: np.ndarray, habit: np.ndarray, m: np.ndarray) -> dict:
+def quantile_atom(need: np.ndarray, level: float) -> tuple[float, float]:
+    """``(F(q−), F(q))``: the shares of ``need`` below, and at most, its ``level``-quantile ``q`` (the
+    ⌈n·level⌉-th smallest).  ``F(q−) < level ≤ F(q)`` always; the two are far apart where many jobs need
+    exactly ``q``, and then no bound shared by those jobs covers a share in between."""
+    y = np.sort(np.asarray(need, dtype=np.float64))
+    n = len(y)
+    if not n:
+        return math.nan, math.nan
+    q = y[max(math.ceil(n * level), 1) - 1]
+    return float(np.searchsorted(y, q, side="left") / n), float(np.searchsorted(y, q, side="right") / n)
+
+
+def _covered(hit: np.ndarray, top: np.ndarray, habit: np.ndarray, m: np.ndarray, need: np.ndarray,
+             level: float) -> dict:
     """One entry of :func:`coverage_by_stratum` over the jobs ``m``."""
     from predictors.models import coverage_se
 
     if not m.any():
-        return {"jobs": 0, "coverage": None, "at_request": None, "habits": 0, "se": None}
+        return {"jobs": 0, "coverage": None, "at_request": None, "below_quantile": None, "through_quantile": None,
+                "habits": 0, "se": None}
     se = coverage_se(hit[m], habit[m])
+    below, through = quantile_atom(need[m], level)
     return {"jobs": int(m.sum()), "coverage": float(hit[m].mean()), "at_request": float(top[m].mean()),
+            "below_quantile": below, "through_quantile": through,
             "habits": int(len(np.unique(habit[m]))), "se": se if np.isfinite(se) else None}

@@ -9,6 +9,7 @@ import pytest
 
 from audit.ingest import ingest, read_table
 from audit.whatif import Options, whatif
+from audit.whatif.budget import quantile_atom
 
 ROOT = Path(__file__).resolve().parents[2]
 WEEK = ROOT / "sample_traces" / "week"
@@ -114,10 +115,12 @@ def test_the_kill_budget_spends_no_more_than_it_has(week):
 
 def test_coverage_is_reported_per_stratum(week):
     cov = week[0].summary["coverage_by_stratum"]["memory"]
-    for row in cov.values():
+    for lv, row in cov.items():
         assert sum(v["jobs"] for k, v in row.items() if k != "all") == row["all"]["jobs"]
         assert 0.0 <= row["all"]["coverage"] <= 1.0
-        for v in row.values():  # never more habits than jobs; with a job per habit the error is the binomial one
+        for v in row.values():
+            # the level's quantile of need: fewer than the level below it, at least the level through it
+            assert v["below_quantile"] < float(lv) <= v["through_quantile"]  # never more habits than jobs; with a job per habit the error is the binomial one
             assert 1 <= v["habits"] <= v["jobs"]
             c = v["coverage"]
             if v["se"] is not None and v["habits"] == v["jobs"]:
@@ -136,3 +139,12 @@ def test_the_gap_agrees_with_the_replays_own_accounting(week):
     assert mem["gap"] == pytest.approx(mem["no_history"] + mem["prediction_spread"])
     assert sum(c["nodes"] for c in gap["by_cause"]) == pytest.approx(gap["nodes_gap"])
     assert gap["nodes_gap"] == gap["oracle_nodes_recovered"] - gap["nodes_recovered"]
+
+
+def test_an_atom_of_need_is_found_at_its_quantile():
+    # nine jobs need one whole GPU, one needs half: half of them cannot be covered, a bound covers 1 or 10 in 10
+    assert quantile_atom(np.array([0.5] + [1.0] * 9), 0.5) == (0.1, 1.0)
+    assert quantile_atom(np.array([0.5] + [1.0] * 9), 0.1) == (0.0, 0.1)
+    # needs all distinct: the quantile is one job's, the shares straddle the level by one job
+    assert quantile_atom(np.arange(1.0, 101.0), 0.9) == (0.89, 0.9)
+    assert np.isnan(quantile_atom(np.array([]), 0.5)[0])
