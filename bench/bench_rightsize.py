@@ -171,8 +171,8 @@ def measure(store: Path, label: str) -> None:
                     # cannot tell them apart by covers a share within +-0.02 of the level
                     lo, hi = v.get("below_quantile"), v.get("through_quantile")
                     tied = lo is not None and lo < float(lv) - 0.02 and hi > float(lv) + 0.02
-                    why = f"{100 * top:.0f} % at the request" if top > 1 - float(lv) else f"{100 * (hi - lo):.0f} % tied at the quantile" \
-                        if tied else ""
+                    why = (f"{100 * top:.0f} % at the request" if top > 1 - float(lv)
+                           else f"{100 * (hi - lo):.0f} % tied at the quantile" if tied else "")
                     (atom if off > 0.02 and v["coverage"] > float(lv) and why else worst).append(
                         (off, target, lv, s, v["jobs"], v["coverage"], why, v.get("habits"), z))
     worst.sort(reverse=True)
@@ -181,8 +181,8 @@ def measure(store: Path, label: str) -> None:
     beyond = [w for w in outside if not abs(w[8]) <= 2]
     print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst) + len(atom)} within +-0.02 of "
           f"their level; {len(atom)} over it where more than 1 - level of the stratum's jobs needed their whole request "
-          f"(only the request covers them) or an atom of need spans the level +-0.02; of the other {len(outside)}, {len(beyond)} more than two standard errors "
-          f"from their level with a habit's jobs missing together (se); worst others: "
+          f"(only the request covers them) or an atom of need spans the level +-0.02; of the other {len(outside)}, "
+          f"{len(beyond)} more than two standard errors from their level with a habit's jobs missing together (se); worst others: "
           + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs, {h:,} habits, z {z:+.1f})"
                       for _, t, lv, s, n, c, _, h, z in worst[:4]))
     if atom:

@@ -105,19 +105,19 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
 
 def coverage_by_stratum(table: pd.DataFrame, frame: pd.DataFrame, levels) -> dict:
-    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request", "below_quantile", "through_quantile",
-    "habits", "se"}}}}``: the share of
-    predicted jobs whose need the prediction covered, overall and per stratum (out of sample: every prediction is
-    from the job's past), and the share whose need reached the request (a run to its limit, a peak at its
-    allocation): only the request covers those, so where they are more than 1 − τ of a stratum, a bound that
-    covers τ is the request for every job the model cannot tell apart from them, and the stratum covers more
-    than τ.  ``below_quantile`` and ``through_quantile`` (:func:`quantile_atom`): the shares of the jobs whose need
-    is below, and at most, the τ-quantile of their need: where many jobs need exactly that (one whole GPU kept
-    busy, nothing at all), bounds the model cannot tell apart cover at most the first or at least the second,
-    and a stratum whose atom spans τ ± 0.02 cannot cover within it.  ``habits``: how many habits (user, job family, request shape) the jobs came from; ``se``: the
-    coverage's standard error with a habit's jobs taken to miss together (they share one history, so one bound
-    set too low misses a burst of them; ``metrics.coverage_se``): a stratum of 4,000 jobs from 40 habits is
-    known far less well than 4,000 independent jobs would make it."""
+    """``{target: {level: {"all" | stratum: {"jobs", "coverage", "at_request", "below_quantile",
+    "through_quantile", "habits", "se"}}}}``: the share of predicted jobs whose need the prediction covered,
+    overall and per stratum (out of sample: every prediction is from the job's past), and the share whose need
+    reached the request (a run to its limit, a peak at its allocation): only the request covers those, so where
+    they are more than 1 − τ of a stratum, a bound that covers τ is the request for every job the model cannot
+    tell apart from them, and the stratum covers more than τ.  ``below_quantile`` and ``through_quantile``
+    (:func:`quantile_atom`): the shares of the jobs whose need is below, and at most, the τ-quantile of their
+    need: where many jobs need exactly that (one whole GPU kept busy, nothing at all), bounds the model cannot
+    tell apart cover at most the first or at least the second, and a stratum whose atom spans τ ± 0.02 cannot
+    cover within it.  ``habits``: how many habits (user, job family, request shape) the jobs came from; ``se``:
+    the coverage's standard error with a habit's jobs taken to miss together (they share one history, so one
+    bound set too low misses a burst of them; ``metrics.coverage_se``): a stratum of 4,000 jobs from 40 habits
+    is known far less well than 4,000 independent jobs would make it."""
     from predictors.features import actual, eligible, habit_groups, request
     from predictors.models import level_label
 

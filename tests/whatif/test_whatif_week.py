@@ -120,7 +120,8 @@ def test_coverage_is_reported_per_stratum(week):
         assert 0.0 <= row["all"]["coverage"] <= 1.0
         for v in row.values():
             # the level's quantile of need: fewer than the level below it, at least the level through it
-            assert v["below_quantile"] < float(lv) <= v["through_quantile"]  # never more habits than jobs; with a job per habit the error is the binomial one
+            assert v["below_quantile"] < float(lv) <= v["through_quantile"]
+            # never more habits than jobs; with a job per habit the error is the binomial one
             assert 1 <= v["habits"] <= v["jobs"]
             c = v["coverage"]
             if v["se"] is not None and v["habits"] == v["jobs"]:
