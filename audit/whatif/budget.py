@@ -13,7 +13,7 @@ requests is killed (memory, time) or stretched past a cut time limit (cores, GPU
 budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
 estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
 of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
-budget (each miss counted as a kill: an upper bound, most stretched runs end within their limits).  What a
+budget (each miss counted as a kill: an upper bound; docs/whatif.md says by how much).  What a
 level frees is counted net of what its expected kills waste (``waste`` of :func:`predictors.models.allocate`): a
 job killed near the end of its work held all it asked for about its run, so a kill wastes the job's dominant
 share of the cluster over the hours it may hold it, ``max over memory, cores, GPUs of asked × hours / capacity``
