@@ -154,7 +154,7 @@ def quantile_atom(need: np.ndarray, level: float) -> tuple[float, float]:
     n = len(y)
     if not n:
         return math.nan, math.nan
-    q = y[max(math.ceil(n * level), 1) - 1]
+    q = y[max(math.ceil(n * level - 1e-9), 1) - 1]  # 100 × 0.07 is 7.000000000000001 in floating point
     return float(np.searchsorted(y, q, side="left") / n), float(np.searchsorted(y, q, side="right") / n)
 
 

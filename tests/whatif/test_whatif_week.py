@@ -148,4 +148,5 @@ def test_an_atom_of_need_is_found_at_its_quantile():
     assert quantile_atom(np.array([0.5] + [1.0] * 9), 0.1) == (0.0, 0.1)
     # needs all distinct: the quantile is one job's, the shares straddle the level by one job
     assert quantile_atom(np.arange(1.0, 101.0), 0.9) == (0.89, 0.9)
+    assert quantile_atom(np.arange(1.0, 101.0), 0.07) == (0.06, 0.07)  # not the 8th: 100 × 0.07 rounds up
     assert np.isnan(quantile_atom(np.array([]), 0.5)[0])
