@@ -185,6 +185,9 @@ def measure(store: Path, label: str) -> None:
           f"{len(beyond)} more than two standard errors from their level with a habit's jobs missing together (se); worst others: "
           + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs, {h:,} habits, z {z:+.1f})"
                       for _, t, lv, s, n, c, _, h, z in worst[:4]))
+    if beyond:
+        print("    beyond two standard errors: " + "; ".join(f"{t} {s} at {lv}: {c:.3f} (z {z:+.1f})"
+                                                         for _, t, lv, s, n, c, _, h, z in beyond))
     if atom:
         print("    over it: " + "; ".join(f"{t} {s} at {lv}: {c:.3f}, {why}"
                                          for _, t, lv, s, n, c, why, _, _ in sorted(atom, reverse=True)[:6]))

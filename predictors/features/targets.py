@@ -89,6 +89,18 @@ def actual(jobs: pd.DataFrame, target: str) -> np.ndarray:
     return np.where(gpu_job, _f(jobs, "gpu_mem_peak_bytes"), np.nan)
 
 
+def need_so_far(target: str, start_s: np.ndarray, limit_s: np.ndarray, at_s: float) -> np.ndarray | None:
+    """What is known at ``at_s`` of the need of a job started before it and still running: a lower bound, NaN
+    where none is known (not started).  Only a run time is known while it runs (its run so far, at most its
+    limit, as :func:`actual` caps it); for every other target None: a peak or a mean is known when the job ends."""
+    if get_target(target).name != "walltime":
+        return None
+    start = np.asarray(start_s, dtype=np.float64)
+    limit = np.asarray(limit_s, dtype=np.float64)
+    ran = np.where(start < at_s, at_s - start, np.nan)
+    return np.where(np.isfinite(limit) & (limit > 0), np.minimum(ran, limit), ran)  # NaN stays NaN
+
+
 def card_memory(gpu_type: pd.Series, table: dict | None = None) -> np.ndarray:
     """Memory per GPU from its type (first table key contained in the lower-cased type), NaN when unknown."""
     table = GPU_MEMORY_BYTES if table is None else table

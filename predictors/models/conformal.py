@@ -20,13 +20,18 @@ import math
 import numpy as np
 
 from .base import Estimator, check_levels, non_crossing
+from .censored import km_quantile, km_share_at_most
 
 
-def conformal_shift(scores: np.ndarray, level: float) -> float:
-    """The ⌈(n + 1)·level⌉-th smallest score (+∞ when n is too small for that level or it is infinite)."""
+def conformal_shift(scores: np.ndarray, level: float, observed: np.ndarray | None = None) -> float:
+    """The ⌈(n + 1)·level⌉-th smallest score (+∞ when n is too small for that level or it is infinite).  With
+    ``observed`` False for some, those scores are lower bounds (a job still running) and the shift is their
+    Kaplan–Meier quantile (:func:`.censored.km_quantile`)."""
+    if observed is not None and not np.all(observed):
+        return km_quantile(scores, observed, level)
     s = np.sort(np.asarray(scores, dtype=np.float64))
     n = len(s)
-    k = math.ceil((n + 1) * level)
+    k = math.ceil((n + 1) * level - 1e-9)  # (99 + 1) × 0.07 is 7.000000000000001 in floating point
     return float(s[k - 1]) if 1 <= k <= n else math.inf
 
 
@@ -49,13 +54,17 @@ def apply_shift(pred: np.ndarray, shift: np.ndarray, offset: float, request: np.
 
 
 def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = 0.25,
-                    highest: float = 0.999) -> np.ndarray:
+                    highest: float = 0.999, observed: np.ndarray | None = None) -> np.ndarray:
     """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest].
     ``lowest`` lies well below the lowest level so that a level is lowered as readily as it is raised: a floor
-    at the lowest level itself would correct its under-coverage and never its over-coverage."""
+    at the lowest level itself would correct its under-coverage and never its over-coverage.  With ``observed``
+    False for some jobs, their ``y`` is a lower bound (still running) and the share is the Kaplan–Meier one."""
     lv = np.asarray(levels, dtype=np.float64)
     if gain == 0 or not len(y_seen):
         return lv
+    if observed is not None and not np.all(observed):
+        covered = np.array([km_share_at_most(y_seen - pred_seen[:, j], observed) for j in range(len(lv))])
+        return np.clip(lv + gain * (lv - covered), np.minimum(lowest, lv), np.maximum(highest, lv))
     err = (lv[None, :] - (y_seen[:, None] <= pred_seen)).mean(axis=0)
     return np.clip(lv + gain * err, np.minimum(lowest, lv), np.maximum(highest, lv))
 
@@ -72,12 +81,13 @@ class ConformalCalibrator(Estimator):
         self.cap = cap
 
     def fit(self, pred: np.ndarray, y: np.ndarray, request: np.ndarray | None = None,
-            effective_levels=None) -> ConformalCalibrator:
-        """``effective_levels`` (e.g. from :func:`adaptive_levels`) replaces the levels used for the shifts."""
+            effective_levels=None, observed: np.ndarray | None = None) -> ConformalCalibrator:
+        """``effective_levels`` (e.g. from :func:`adaptive_levels`) replaces the levels used for the shifts;
+        ``observed`` False marks a ``y`` that is only a lower bound (a job still running)."""
         self.levels_ = check_levels(self.levels)
         eff = self.levels_ if effective_levels is None else tuple(float(x) for x in effective_levels)
         req = request if self.cap else None
-        self.shift_ = np.array([conformal_shift(scores(y, pred[:, j], self.log_offset, req), a)
+        self.shift_ = np.array([conformal_shift(scores(y, pred[:, j], self.log_offset, req), a, observed)
                                 for j, a in enumerate(eff)])
         self.n_calibration_ = len(y)
         return self
@@ -149,11 +159,12 @@ class LevelCalibrator(Estimator):
         self.cap = cap
 
     def fit(self, curve: np.ndarray, y: np.ndarray, request: np.ndarray | None = None,
-            effective_levels=None) -> LevelCalibrator:
+            effective_levels=None, observed: np.ndarray | None = None) -> LevelCalibrator:
+        """As :meth:`ConformalCalibrator.fit`."""
         self.levels_ = check_levels(self.levels)
         eff = self.levels_ if effective_levels is None else tuple(float(x) for x in effective_levels)
         s = level_scores(y, curve, request if self.cap else None)
-        self.index_ = np.array([conformal_shift(s, a) for a in eff])
+        self.index_ = np.array([conformal_shift(s, a, observed) for a in eff])
         self.n_calibration_ = len(y)
         return self
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..features import (
+    DAY_S,
     SIZE_CLASSES,
     actual,
     calibration_mask,
@@ -40,6 +41,7 @@ from ..features import (
     habit_groups,
     habit_history,
     members,
+    need_so_far,
     origins,
     parent,
     request,
@@ -87,6 +89,7 @@ def _meta(E: pd.DataFrame, X: pd.DataFrame, target: str, gpu_memory_bytes) -> pd
     meta["family"] = X["family"].to_numpy()
     meta["submit_s"] = epoch_s(E["submit_time"])
     meta["end_s"] = epoch_s(E["end_time"])
+    meta["start_s"] = epoch_s(E["start_time"]) if "start_time" in E else np.nan
     meta["y"] = actual(E, target)
     meta["request"] = request(E, target, gpu_memory_bytes=gpu_memory_bytes)
     meta["w"] = weight(E, target)
@@ -119,7 +122,7 @@ class RollingForecaster:
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
                  split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0,
                  strata: bool = True, min_stratum: int = 50, size_classes: int = SIZE_CLASSES, select=None,
-                 uncapped: bool = True):
+                 uncapped: bool = True, same_models: bool = True):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -143,31 +146,40 @@ class RollingForecaster:
         self.size_classes = size_classes
         self.select = select
         self.uncapped = uncapped
+        self.same_models = same_models
 
-    def _split(self, X, y, end, submit, origin, names) -> tuple[np.ndarray, dict]:
+    def _split(self, X, y, end, submit, origin, names, running) -> tuple[np.ndarray, dict]:
         """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
         before the last ``split_fraction`` of the history window, predict the jobs submitted in it (and ended
-        before the origin).  Residuals of that weaker model make the shift conservative."""
+        before the origin, or still ``running`` with a known lower bound of need).  Residuals of that weaker
+        model make the shift conservative."""
         first = np.nanmin(submit)
         cut = origin - self.split_fraction * (origin - first)
         tr = end < cut
-        cm = (submit >= cut) & (end < origin)
+        cm = (submit >= cut) & ((end < origin) | running)
         if tr.sum() < self.min_train or cm.sum() < self.min_cal:
             return np.zeros(len(y), dtype=bool), {}
         at = np.flatnonzero(cm)
         return cm, {m: calibration_input(self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]),
                                          X.rows(self.models[m], at)) for m in names}
 
-    def _groups(self, names: np.ndarray, codes: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray):
+    def _groups(self, names: np.ndarray, codes: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray,
+                current: np.ndarray | None = None):
         """Per stratum among ``test`` (``names[codes]`` each job's stratum): ``(stratum code, calibration rows,
         seen mask)``: positions within the calibration jobs ``cm`` of its own, or of its parent's (then of every
         job) when it has fewer than ``min_stratum``, and the already observed jobs of that same group (for the
-        adaptive levels).  A group's jobs are found among the few stratum names, then spread by code."""
+        adaptive levels).  Within a group, the jobs predicted by the models now in use (``current``) alone where
+        they are ``min_stratum`` or more: another model's scores are not exchangeable with this one's.  A group's
+        jobs are found among the few stratum names, then spread by code."""
         cal_codes = codes[cm]
+        now = current[cm] if current is not None else None
         for c in dict.fromkeys(codes[test].tolist()):
             group = str(names[c])
             while True:
                 inside = members(group, names)[cal_codes]
+                if now is not None and (inside & now).sum() >= self.min_stratum:
+                    inside = inside & now
+                    break
                 if inside.sum() >= self.min_stratum or group is None:
                     break
                 group = parent(group)
@@ -178,13 +190,15 @@ class RollingForecaster:
                 seen_g = seen & members(group, names)[codes]
             yield c, np.flatnonzero(inside), seen_g
 
-    def _adapted(self, levels, y: np.ndarray, issued: np.ndarray, seen_g: np.ndarray) -> np.ndarray:
+    def _adapted(self, levels, y: np.ndarray, issued: np.ndarray, seen_g: np.ndarray,
+                 observed: np.ndarray) -> np.ndarray:
         """The levels adapted to the coverage of the bounds ``issued`` to the group's jobs already observed
-        (``seen_g``).  A stratum's observed coverage is trusted in proportion to its jobs seen, fully from
-        ``ACI_FULL`` on: a small stratum's noise is not corrected for."""
+        (``seen_g``: ended, or running with ``y`` a lower bound, ``observed`` False).  A stratum's observed
+        coverage is trusted in proportion to its jobs seen, fully from ``ACI_FULL`` on: a small stratum's noise
+        is not corrected for."""
         seen = np.isfinite(issued[:, 0]) & seen_g
         gain = self.coverage_gain * min(1.0, seen.sum() / ACI_FULL)
-        return adaptive_levels(levels, y[seen], issued[seen], gain)
+        return adaptive_levels(levels, y[seen], issued[seen], gain, observed=observed[seen])
 
     @staticmethod
     def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
@@ -221,7 +235,8 @@ class RollingForecaster:
             size = sizes(asked, limit, self.size_classes)
         meta["stratum"] = strata(H, size)
         meta.insert(0, "row", rows)
-        submit, end, y, req = (meta[c].to_numpy() for c in ("submit_s", "end_s", "y", "request"))
+        submit, end, y, req, start = (meta[c].to_numpy(dtype=np.float64)
+                                      for c in ("submit_s", "end_s", "y", "request", "start_s"))
         org = origins(submit, warmup_days=self.warmup_days, test_days=self.test_days,
                       min_last_share=self.min_last_share)
         if self.start_s is not None:
@@ -236,6 +251,8 @@ class RollingForecaster:
         cold_user = np.zeros(len(meta), dtype=bool)
         cold_family = np.zeros(len(meta), dtype=bool)
         fitted, rows = None, []
+        generation = np.full(len(meta), -1)  # the fold whose refit predicted the job
+        refit_at = -1
         users = meta["user"].astype("string").fillna("(none)").to_numpy()
         fams = meta["family"].astype("string").fillna("(none)").to_numpy()
         for k, o in enumerate(org):
@@ -248,6 +265,7 @@ class RollingForecaster:
                     fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
                     info.update(train_jobs=int(tr.sum()), fit_s=time.perf_counter() - t0, refit=True)
+                    refit_at = k
             if fitted is None or not len(test):
                 rows.append(info)
                 continue
@@ -259,6 +277,7 @@ class RollingForecaster:
                     curves[m][test] = both[:, at_curve]
                 else:
                     raw[m][test] = est.predict(Xs)
+            generation[test] = refit_at
             cold_user[test] = ~np.isin(users[test], list(seen_u))
             cold_family[test] = ~np.isin(fams[test], list(seen_f))
             rows.append(info)
@@ -281,34 +300,45 @@ class RollingForecaster:
         w = meta["w"].to_numpy(dtype=np.float64)
         for k, o in enumerate(org):
             test = np.flatnonzero((fold == k) & predicted)
+            # what is known at the origin: a need where the job ended, a lower bound where it still runs
+            # (a run time: censored, read by Kaplan-Meier, see .censored), nothing else
+            ended = end < o
+            low = need_so_far(target, start, req, o)
+            running = ~ended & np.isfinite(low) if low is not None else np.zeros(len(meta), dtype=bool)
+            known = np.where(running, low, y) if low is not None else y
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
-            cal_raw = {m: inputs[m][cm] for m in cal}
+            cm_all = cm | (running & predicted & (submit >= o - self.cal_days * DAY_S))
+            cal_raw = {m: inputs[m][cm_all] for m in cal}
             if len(test) and cm.sum() < self.min_cal and self.split_calibration:
-                cm, cal_raw = self._split(X, y, end, submit, o, cal)
+                cm_all, cal_raw = self._split(X, y, end, submit, o, cal, running)
+                cm = cm_all & ended
                 rows[k]["cal_jobs"] = int(cm.sum())
+            rows[k]["cal_running"] = int((cm_all & running).sum())
             if not len(test) or cm.sum() < self.min_cal:
                 continue
             scored[test] = True
-            seen_all = end < o
-            for g, cal_rows, seen_g in self._groups(names, codes, cm, seen_all, test):
+            current = (generation == generation[test[0]]) if self.same_models and len(test) else None
+            for g, cal_rows, seen_g in self._groups(names, codes, cm_all, ended | running, test, current):
                 t = test[codes[test] == g]
-                idx = np.flatnonzero(cm)[cal_rows]
+                idx = np.flatnonzero(cm_all)[cal_rows]
                 if select:
                     pick = self._pick(select, cal, np.flatnonzero(cm & (codes == g)), w)
                 for m in cal:
                     for tag, cap in tags:
                         P = cal[m][tag]
                         c = calibrator(m in curves, levels, spec.log_offset, cap)
-                        c.fit(cal_raw[m][cal_rows], y[idx], req[idx],
-                              effective_levels=self._adapted(levels, y, P, seen_g))
+                        c.fit(cal_raw[m][cal_rows], known[idx], req[idx],
+                              effective_levels=self._adapted(levels, known, P, seen_g, ended),
+                              observed=ended[idx])
                         P[t] = c.transform(inputs[m][t], req[t])
                 if select:  # one candidate for every level, so that its bounds stay nested; its level adapted
                     # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
                     # favours the candidate whose calibration runs low, which its own record does not show
                     c = calibrator(pick in curves, levels, spec.log_offset, True)
-                    c.fit(cal_raw[pick][cal_rows], y[idx], req[idx],
-                          effective_levels=self._adapted(levels, y, best, seen_g))
+                    c.fit(cal_raw[pick][cal_rows], known[idx], req[idx],
+                          effective_levels=self._adapted(levels, known, best, seen_g, ended),
+                          observed=ended[idx])
                     best[t] = c.transform(inputs[pick][t], req[t])
                     source[t] = pick
         out["scored"] = scored
