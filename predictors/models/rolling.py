@@ -19,10 +19,17 @@ named there (the calibrated model and the site rules, each calibrated the same w
 stratum by the capacity their calibrated, capped bounds held as issued to that stratum's jobs of earlier folds
 (out of sample, summed over the levels), and the one holding least gives the job's ``best@LEVEL`` at every level
 (one candidate, so the bounds stay nested): at the same calibrated coverage, the tighter bound.
+
+What calibrates is what is known at the origin: the need of a job that ended, and for a run time, the run so far
+of a job still going (``features.need_so_far``), read as a right-censored score (``censored``: Kaplan–Meier), so
+that the long runs not yet ended count in their stratum.  With refits every few folds (``same_models``), a
+stratum's bounds come from the models that predicted its calibration jobs (``pools``): after a refit the models
+before go on predicting in shadow, and issue a stratum's bounds until the new ones have scores enough there.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -53,6 +60,7 @@ from ..features import (
 )
 from .conformal import CURVE_LEVELS, ConformalCalibrator, LevelCalibrator, adaptive_levels
 from .lineup import CALIBRATED
+from .pools import Pool
 
 
 @dataclass
@@ -163,32 +171,45 @@ class RollingForecaster:
         return cm, {m: calibration_input(self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]),
                                          X.rows(self.models[m], at)) for m in names}
 
-    def _groups(self, names: np.ndarray, codes: np.ndarray, cm: np.ndarray, seen: np.ndarray, test: np.ndarray,
-                current: np.ndarray | None = None):
-        """Per stratum among ``test`` (``names[codes]`` each job's stratum): ``(stratum code, calibration rows,
-        seen mask)``: positions within the calibration jobs ``cm`` of its own, or of its parent's (then of every
-        job) when it has fewer than ``min_stratum``, and the already observed jobs of that same group (for the
-        adaptive levels).  Within a group, the jobs predicted by the models now in use (``current``) alone where
-        they are ``min_stratum`` or more: another model's scores are not exchangeable with this one's.  A group's
-        jobs are found among the few stratum names, then spread by code."""
-        cal_codes = codes[cm]
-        now = current[cm] if current is not None else None
+    def _pools(self, cm_all: np.ndarray, split_inputs: dict | None, generation: np.ndarray,
+               previous_generation: np.ndarray, test: np.ndarray, shadow: bool, levels) -> list:
+        """The calibration pools of a fold, in order of preference (``pools.Pool``): with ``shadow``, the scores
+        of the models issuing the fold (where a stratum has enough of them for its highest level once a model
+        before them can stand in), then those of the models before (their own and their shadow predictions),
+        then every calibration job's."""
+        if split_inputs is not None:
+            return [Pool(cm_all, self.min_stratum, "split", split_inputs=split_inputs)]
+        every = Pool(cm_all, self.min_stratum)
+        if not shadow or not len(test):
+            return [every]
+        now, before = generation[test[0]], previous_generation[test[0]]
+        if before < 0:
+            return [Pool(cm_all & (generation == now), self.min_stratum), every]
+        top = max(self.min_stratum, math.ceil(1.0 / (1.0 - max(levels)) - 1e-9) - 1)  # 99 jobs for 0.99
+        own = cm_all & ((generation == before) | (previous_generation == before))
+        return [Pool(cm_all & (generation == now), top),
+                Pool(own, self.min_stratum, "before", generation=generation, before=before), every]
+
+    def _groups(self, names: np.ndarray, codes: np.ndarray, pools: list, ended: np.ndarray, seen: np.ndarray,
+                test: np.ndarray):
+        """Per stratum among ``test`` (``names[codes]`` each job's stratum): ``(stratum code, pool, calibration
+        rows, seen mask)``.  The calibration jobs are the group's in the first of the ``pools`` (``Pool``, in order
+        of preference) where it has ``least`` ended ones; the group is the stratum, or its parent (then every job)
+        where no pool has enough; the seen mask: the already observed jobs of that same group (for the adaptive
+        levels).  A group's jobs are found among the few stratum names, then spread by code."""
+        last = pools[-1]
         for c in dict.fromkeys(codes[test].tolist()):
-            group = str(names[c])
-            while True:
-                inside = members(group, names)[cal_codes]
-                if now is not None and (inside & now).sum() >= self.min_stratum:
-                    inside = inside & now
-                    break
-                if inside.sum() >= self.min_stratum or group is None:
+            group, chosen = str(names[c]), None
+            while group is not None:
+                inside = members(group, names)[codes]
+                chosen = next((p for p in pools if (p.rows & inside & ended).sum() >= p.least), None)
+                if chosen is not None:
                     break
                 group = parent(group)
             if group is None:
-                inside = np.ones(len(cal_codes), dtype=bool)
-                seen_g = seen
+                yield c, last, np.flatnonzero(last.rows), seen
             else:
-                seen_g = seen & members(group, names)[codes]
-            yield c, np.flatnonzero(inside), seen_g
+                yield c, chosen, np.flatnonzero(chosen.rows & inside), seen & inside
 
     def _adapted(self, levels, y: np.ndarray, issued: np.ndarray, seen_g: np.ndarray,
                  observed: np.ndarray) -> np.ndarray:
@@ -251,8 +272,11 @@ class RollingForecaster:
         cold_user = np.zeros(len(meta), dtype=bool)
         cold_family = np.zeros(len(meta), dtype=bool)
         fitted, rows = None, []
-        generation = np.full(len(meta), -1)  # the fold whose refit predicted the job
-        refit_at = -1
+        # the fold whose refit predicted the job, and the one before it (predicting the same job in shadow)
+        generation, previous_generation = np.full(len(meta), -1), np.full(len(meta), -1)
+        refit_at, previous, shadow = -1, None, self.same_models and self.retrain_every > 1
+        shadows = {m: np.full_like(curves.get(m, raw[m]), np.nan) for m in self.models if m in self.calibrated} \
+            if shadow else {}
         users = meta["user"].astype("string").fillna("(none)").to_numpy()
         fams = meta["family"].astype("string").fillna("(none)").to_numpy()
         for k, o in enumerate(org):
@@ -262,6 +286,8 @@ class RollingForecaster:
                 tr = train_mask(end, submit, o, self.train_days)
                 if tr.sum() >= self.min_train:
                     t0 = time.perf_counter()
+                    previous = {m: fitted[m] for m in shadows} if fitted is not None and shadows else None
+                    previous_generation_at = refit_at
                     fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
                     info.update(train_jobs=int(tr.sum()), fit_s=time.perf_counter() - t0, refit=True)
@@ -278,6 +304,10 @@ class RollingForecaster:
                 else:
                     raw[m][test] = est.predict(Xs)
             generation[test] = refit_at
+            if previous is not None:
+                for m, est in previous.items():
+                    shadows[m][test] = calibration_input(est, X.rows(est, test))
+                previous_generation[test] = previous_generation_at
             cold_user[test] = ~np.isin(users[test], list(seen_u))
             cold_family[test] = ~np.isin(fams[test], list(seen_f))
             rows.append(info)
@@ -309,8 +339,9 @@ class RollingForecaster:
             cm = calibration_mask(end, submit, predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
             cm_all = cm | (running & predicted & (submit >= o - self.cal_days * DAY_S))
-            cal_raw = {m: inputs[m][cm_all] for m in cal}
+            cal_raw, split = None, False
             if len(test) and cm.sum() < self.min_cal and self.split_calibration:
+                split = True
                 cm_all, cal_raw = self._split(X, y, end, submit, o, cal, running)
                 cm = cm_all & ended
                 rows[k]["cal_jobs"] = int(cm.sum())
@@ -318,28 +349,31 @@ class RollingForecaster:
             if not len(test) or cm.sum() < self.min_cal:
                 continue
             scored[test] = True
-            current = (generation == generation[test[0]]) if self.same_models and len(test) else None
-            for g, cal_rows, seen_g in self._groups(names, codes, cm_all, ended | running, test, current):
+            pools = self._pools(cm_all, cal_raw, generation, previous_generation, test, shadow and not split,
+                                levels)
+            for g, pool, idx, seen_g in self._groups(names, codes, pools, ended, ended | running, test):
                 t = test[codes[test] == g]
-                idx = np.flatnonzero(cm_all)[cal_rows]
                 if select:
                     pick = self._pick(select, cal, np.flatnonzero(cm & (codes == g)), w)
                 for m in cal:
+                    scores_in, test_in = pool.inputs(m, idx, inputs, shadows), pool.test_inputs(m, t, inputs, shadows)
                     for tag, cap in tags:
                         P = cal[m][tag]
                         c = calibrator(m in curves, levels, spec.log_offset, cap)
-                        c.fit(cal_raw[m][cal_rows], known[idx], req[idx],
+                        c.fit(scores_in, known[idx], req[idx],
                               effective_levels=self._adapted(levels, known, P, seen_g, ended),
                               observed=ended[idx])
-                        P[t] = c.transform(inputs[m][t], req[t])
+                        P[t] = c.transform(test_in, req[t])
+                    if select and m == pick:
+                        pick_in = scores_in, test_in
                 if select:  # one candidate for every level, so that its bounds stay nested; its level adapted
                     # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
                     # favours the candidate whose calibration runs low, which its own record does not show
                     c = calibrator(pick in curves, levels, spec.log_offset, True)
-                    c.fit(cal_raw[pick][cal_rows], known[idx], req[idx],
+                    c.fit(pick_in[0], known[idx], req[idx],
                           effective_levels=self._adapted(levels, known, best, seen_g, ended),
                           observed=ended[idx])
-                    best[t] = c.transform(inputs[pick][t], req[t])
+                    best[t] = c.transform(pick_in[1], req[t])
                     source[t] = pick
         out["scored"] = scored
         cols = {}

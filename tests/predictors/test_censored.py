@@ -1,6 +1,6 @@
-"""Run-time bounds calibrated with the jobs still running (predictors.models.censored): the Kaplan–Meier
-estimator against statsmodels' and a hand-worked one, and a planted month of long runs whose bounds cover
-their level before and after a refit."""
+"""Run-time bounds calibrated with the jobs still running (predictors.models.censored) and on the scores of the
+models that issue them (predictors.models.pools): the Kaplan–Meier estimator against statsmodels' and a
+hand-worked one, and a planted month of long runs whose bounds cover their level before and after each refit."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from predictors.features import need_so_far
 from predictors.models import RollingForecaster, conformal_shift, default_models
 from predictors.models.censored import km_cdf, km_quantile, km_share_at_most
+from predictors.models.pools import Pool
 
 from .histories import group, history
 
@@ -81,10 +82,25 @@ def test_long_runs_are_covered_at_their_level_before_and_after_a_refit(long_runs
     s = got[got["scored"] & (got["user"] == "ann")]
     day = (s["submit_s"] - got["submit_s"].min()) / 86400
     # a run's need is uniform over 2-100 % of the limit: the bound at 0.5 covers half of the runs, at 0.9 nine
-    # in ten, over the days the first models learned from two days of short runs alone, and after their refit
-    for window in (day < 12, day >= 12):
+    # in ten, over the days the first models learned from two days of short runs alone (calibrated on the runs
+    # still going, they covered 0.39 at 0.5 without them), and after each refit (calibrated on the refitted
+    # models' residuals of the first ones, 0.541 at 0.5)
+    for window in (day < 12, (day >= 12) & (day < 22), day >= 22):
         g = s[window]
         for lv in LEVELS:
             cover = float((g["y"] <= g[f"best@{lv}"] * (1 + 1e-9)).mean())
-            # binomial noise of ~1,000 jobs: 0.016 at 0.5; runs of one habit miss together less than that
-            assert abs(cover - lv) <= 0.05, (window.mean(), lv, cover)
+            # binomial noise of 800-1,000 jobs: 0.016 to 0.018 at 0.5, 0.01 at 0.9
+            assert abs(cover - lv) <= 0.035, (window.mean(), lv, cover)
+
+
+def test_a_pool_reads_the_predictions_of_its_own_models():
+    issued = {"m": np.array([[1.0], [2.0], [3.0], [4.0]])}
+    shadows = {"m": np.array([[np.nan], [np.nan], [30.0], [40.0]])}
+    generation = np.array([0, 1, 2, 2])  # jobs 0 and 1 issued by the models of folds 0 and 1, 2 and 3 by fold 2's
+    before = Pool(np.array([False, True, True, False]), 50, "before", generation=generation, before=1)
+    # fold 1's models issued job 1's bound and gave job 2's in shadow
+    assert before.inputs("m", np.array([1, 2]), issued, shadows).ravel().tolist() == [2.0, 30.0]
+    assert before.test_inputs("m", np.array([3]), issued, shadows).ravel().tolist() == [40.0]
+    assert Pool(np.ones(4, bool), 50).inputs("m", np.array([2]), issued, shadows).ravel().tolist() == [3.0]
+    split = Pool(np.array([False, True, False, True]), 50, "split", split_inputs={"m": np.array([[7.0], [8.0]])})
+    assert split.inputs("m", np.array([3, 1]), issued, shadows).ravel().tolist() == [8.0, 7.0]
