@@ -4,13 +4,16 @@ Per target, the LightGBM hurdle quantile model (``quantile_hurdle``) is fitted o
 the trailing calibration window (``cal_days``, at most a quarter of the history's span), and the positions
 along their own quantile curves where the jobs submitted in that window found their need are kept, sorted
 (nested conformal prediction, as ``conformal.LevelCalibrator``): any level is then calibrated at advice time,
-and so is the risk of any request.  The history figures a job submitted one second after the history's last
-job ended would see are tabled by group (``feature_tables``).
+and so is the risk of any request.  A run still going at the history's end gives the position of its run so
+far, a lower bound (``observed`` False): levels and risks are then read from the Kaplan–Meier distribution.  The
+history figures a job submitted one second after the history's last job ended would see are tabled by group
+(``feature_tables``).
 
 On disk (``save_model``): ``manifest.json`` (format, the store's fingerprint, the fitted figures of each
 estimator), each booster in LightGBM's own text format (``TARGET.classifier.txt``, ``TARGET.q0.txt`` …,
-``TARGET.hit0.txt`` …), ``TARGET.scores.npy``, ``TARGET.tables.parquet`` and ``history.parquet`` (the columns
-the advice's evidence reads, with each job's family).  Loaded, the boosters are :class:`predictors.models.trees.Forest`
+``TARGET.hit0.txt`` …), ``TARGET.scores.npy`` (with ``TARGET.observed.npy`` where some are lower bounds),
+``TARGET.tables.parquet`` and ``history.parquet`` (the columns the advice's evidence reads, with each job's
+family).  Loaded, the boosters are :class:`predictors.models.trees.Forest`
 objects: advice never imports LightGBM and never refits.
 """
 
@@ -28,7 +31,17 @@ import pandas as pd
 
 from audit.families import job_family
 
-from ..features import TARGETS, TableIndex, actual, eligible, epoch_s, feature_tables, job_features, request
+from ..features import (
+    TARGETS,
+    TableIndex,
+    actual,
+    eligible,
+    epoch_s,
+    feature_tables,
+    job_features,
+    need_so_far,
+    request,
+)
 from ..models import (
     CURVE_LEVELS,
     Estimator,
@@ -38,6 +51,7 @@ from ..models import (
     level_scores,
     read_curve,
 )
+from ..models.censored import km_share_at_most
 
 FORMAT = 1
 FOLDER = "model"
@@ -64,6 +78,7 @@ class TargetModel:
     columns: list[str]
     tables: pd.DataFrame | Path    # in memory, or the saved file (read for one user and family at a time)
     n_no_request: int = 0          # training jobs that asked nothing for the target (no time limit, …)
+    observed: np.ndarray | None = None  # per score, False where it is a lower bound (a run still going); None: all
 
     def table_index(self, user: str | None, family: str) -> TableIndex:
         if isinstance(self.tables, pd.DataFrame):
@@ -84,14 +99,15 @@ class TargetModel:
     def quantile(self, curve: np.ndarray, level: float) -> float:
         """The calibrated quantile at ``level`` (a level past what the calibration jobs can vouch for reads the
         curve's top)."""
-        return float(read_curve(curve[None, :], np.array([conformal_shift(self.scores, level)]))[0, 0])
+        return float(read_curve(curve[None, :], np.array([conformal_shift(self.scores, level, self.observed)]))[0, 0])
 
     def risk(self, curve: np.ndarray, value: float) -> tuple[float, str]:
         """P(need ≥ value), the risk that a job asking ``value`` reaches it, and whether it is ``"about"``,
         ``"at least"`` (below the curve's lowest level) or ``"at most"`` (past its top): the share of calibration
         jobs whose need lay as far or further along their curve than ``value`` lies along this one (conformal,
-        ``(1 + count) / (n + 1)``).  *Reaching* counts: a job killed out of memory is recorded at its request,
-        and a job using nearly all of it is taken to need all of it (``quantile_hurdle``)."""
+        ``(1 + count) / (n + 1)``; with runs still going among them, ``count`` is n times their Kaplan–Meier share
+        at or past it).  *Reaching* counts: a job killed out of memory is recorded at its request, and a job using
+        nearly all of it is taken to need all of it (``quantile_hurdle``)."""
         n = len(self.scores)
         pos = float(level_scores(np.array([value * (1 - 1e-9)]), curve[None, :])[0])
         bound = "about"
@@ -99,7 +115,10 @@ class TargetModel:
             bound = "at least"
         if not math.isfinite(pos) or pos >= len(curve) - 1:
             pos, bound = len(curve) - 1.0, "at most"
-        reach = n - int(np.searchsorted(self.scores, pos - 1e-9, side="left"))
+        if self.observed is not None and not self.observed.all():
+            reach = n * (1.0 - km_share_at_most(self.scores, self.observed, pos - 1e-9))
+        else:
+            reach = n - int(np.searchsorted(self.scores, pos - 1e-9, side="left"))
         return min(1.0, (1 + reach) / (n + 1)), bound
 
 
@@ -128,6 +147,7 @@ class AdvisorModel(Estimator):
         self.n_jobs_ = len(jobs)
         cut = self.cut_.timestamp()
         end, sub = epoch_s(jobs["end_time"]), epoch_s(jobs["submit_time"])
+        start = epoch_s(jobs["start_time"]) if "start_time" in jobs else np.full(len(jobs), np.nan)
         self.targets_: dict[str, TargetModel] = {}
         self.skipped_: dict[str, str] = {}
         for name, spec in TARGETS.items():
@@ -141,14 +161,21 @@ class AdvisorModel(Estimator):
                 continue
             X, tables = feature_tables(jobs, name, self.query_time_)
             y = actual(jobs, name)
+            asked = request(jobs, name)
+            # a run still going when the history ends has needed at least its run so far: a censored score
+            # (Kaplan-Meier, ``models.censored``), so that the window's long runs count while they run
+            low = need_so_far(name, start, asked, self.query_time_.timestamp())
+            running = (~np.isfinite(end) & (sub >= cut) & np.isfinite(low)) if low is not None else np.zeros_like(cal)
+            rows = cal | running
             est = HurdleQuantileGBM((0.5, 0.9), n_estimators=self.n_estimators, log_offset=spec.log_offset,
                                     random_state=self.random_state).fit(X[tr], y[tr])
-            curve = est.predict_at(X[cal], CURVE_LEVELS)
-            scores = np.sort(level_scores(y[cal], curve))
-            asked = request(jobs, name)
+            curve = est.predict_at(X[rows], CURVE_LEVELS)
+            s = level_scores(np.where(running, low, y)[rows], curve)
+            order = np.argsort(s, kind="stable")
+            observed = ~running[rows][order]
             no_request = int((tr & ~(np.nan_to_num(asked, nan=0.0) > 0)).sum())
-            self.targets_[name] = TargetModel(name, est, scores, int(tr.sum()), int(cal.sum()), list(X.columns),
-                                              tables, no_request)
+            self.targets_[name] = TargetModel(name, est, s[order], int(tr.sum()), int(rows.sum()), list(X.columns),
+                                              tables, no_request, None if observed.all() else observed)
             _check_forests(est, X[cal].head(200))
         self.history_ = history_frame(jobs)
         return self
@@ -273,10 +300,16 @@ def save_model(model: AdvisorModel, folder: Path, *, fingerprint: dict | None = 
         for k, b in _boosters(t.estimator).items():
             (folder / f"{name}.{k}.txt").write_text(_text(b), encoding="utf-8")
         np.save(folder / f"{name}.scores.npy", t.scores)
+        censored = folder / f"{name}.observed.npy"  # only where some scores are runs still going
+        if t.observed is not None:
+            np.save(censored, t.observed)
+        elif censored.exists():
+            censored.unlink()
         # sorted with small row groups: advice reads one user's and one family's rows
         t.tables.sort_values(["table", "user", "family"]).to_parquet(folder / f"{name}.tables.parquet", index=False,
                                                                      row_group_size=2048)
         targets[name] = {"n_train": t.n_train, "n_calibration": t.n_calibration, "n_no_request": t.n_no_request,
+                         "n_running": 0 if t.observed is None else int((~t.observed).sum()),
                          "columns": t.columns,
                          "estimator": _estimator_state(t.estimator)}
     model.history_.sort_values(["user", "end_time"], kind="stable").to_parquet(
@@ -326,7 +359,8 @@ def load_model(folder: Path, targets=None) -> AdvisorModel:
         model.targets_[name] = TargetModel(
             name, _estimator_from(t["estimator"], folder, name), np.load(folder / f"{name}.scores.npy"),
             t["n_train"], t["n_calibration"], t["columns"], folder / f"{name}.tables.parquet",
-            t.get("n_no_request", 0))
+            t.get("n_no_request", 0),
+            np.load(folder / f"{name}.observed.npy") if (folder / f"{name}.observed.npy").exists() else None)
     model.folder_ = folder
     return model
 

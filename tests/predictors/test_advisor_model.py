@@ -85,3 +85,55 @@ def test_risk_is_the_share_of_calibration_jobs_past_the_request():
     assert t.risk(curve, 100.0) == (pytest.approx(1 / 11), "at most")
     # the quantile at 0.5 is the 6th smallest score, position 5: the curve's value there
     assert t.quantile(curve, 0.5) == pytest.approx(6.0)
+
+
+def test_a_run_still_going_is_a_lower_bound_of_its_score():
+    """Hand-built: as above, with the score at 3 a run still going (at least 3).  Kaplan–Meier: survival 7/10
+    after 0, 1, 2; then 7/10 · 5/6 after 4, 7/10 · 4/6 after 5, …  A request at position 4.5 is reached with
+    probability 7/12: (1 + 10 · 7/12) / 11; the median is the first score where F reaches 0.5 · 11/10 = 0.55,
+    6 (F = 1 − 7/10 · 3/6 = 0.65)."""
+    from predictors.advisor.model import TargetModel
+
+    observed = np.ones(10, dtype=bool)
+    observed[3] = False
+    t = TargetModel("walltime", None, np.arange(10.0), 0, 10, [], pd.DataFrame(), observed=observed)
+    curve = np.arange(1.0, 53.0)
+    assert t.risk(curve, 5.5) == (pytest.approx((1 + 10 * 7 / 12) / 11), "about")
+    assert t.quantile(curve, 0.5) == pytest.approx(7.0)
+
+
+def test_runs_still_going_at_the_end_of_the_history_calibrate_the_advice(tmp_path):
+    """Planted: one habit's runs last 2-100 % of a five-day limit, uniformly, submitted over 40 days; the runs
+    still going on day 40 are logged RUNNING (no end, their run so far).  The advised median run is the true one,
+    51 % of the limit, and so is the risk of asking 60 % of it, within the model's error; without the runs still
+    going, the window's long runs are missing and both fall short (0.42 of the limit, a risk of 0.33)."""
+    from audit.job_table import conform
+
+    from .histories import T0, group
+
+    rng = np.random.default_rng(12)
+    limit = 5 * 86400
+    h = group(rng, "ann", "md", 2000, limit_s=limit, time_use=(0.02, 1.0), days=(0.0, 40.0))
+    now = T0 + pd.Timedelta(days=40)
+    going = (h["end_time"] > now).to_numpy()
+    h.loc[going, "state"] = "RUNNING"
+    h.loc[going, "elapsed_s"] = ((now - h.loc[going, "start_time"]).dt.total_seconds()).astype(np.int64)
+    h.loc[going, "end_time"] = pd.NaT
+    h = conform(h)
+    assert going.sum() > 50
+    job = job_row(parse_sbatch(f"#!/bin/bash\n#SBATCH -J md_1 -t {limit // 60} -c 4 --mem=16G\nsrun x\n"), user="ann",
+                  submit_time=now)
+    medians, risks = {}, {}
+    for name, history in (("with", h), ("without", h[h["state"] != "RUNNING"])):
+        t = AdvisorModel(n_estimators=20, targets=("walltime",)).fit(history.reset_index(drop=True)).targets_["walltime"]
+        medians[name] = t.quantile(t.curve(job), 0.5) / limit
+        risks[name] = t.risk(t.curve(job), 0.6 * limit)[0]
+    assert abs(medians["with"] - 0.51) <= 0.05, medians
+    assert medians["without"] < medians["with"] - 0.05, medians
+    # a run reaches 60 % of its limit with probability 0.4 / 0.98 = 0.408
+    assert abs(risks["with"] - 0.408) <= 0.05 and risks["without"] < risks["with"] - 0.05, risks
+    saved = tmp_path / "model"
+    fitted = AdvisorModel(n_estimators=20, targets=("walltime",)).fit(h)
+    save_model(fitted, saved)
+    loaded = load_model(saved).targets_["walltime"]
+    assert (~loaded.observed).sum() == (~fitted.targets_["walltime"].observed).sum() > 0
