@@ -24,7 +24,8 @@ What calibrates is what is known at the origin: the need of a job that ended, an
 of a job still going (``features.need_so_far``), read as a right-censored score (``censored``: Kaplan–Meier), so
 that the long runs not yet ended count in their stratum.  With refits every few folds (``same_models``), a
 stratum's bounds come from the models that predicted its calibration jobs (``pools``): after a refit the models
-before go on predicting in shadow, and issue a stratum's bounds until the new ones have scores enough there.
+before go on predicting in shadow, and issue a stratum's bounds until the new ones have scores enough there,
+as long as the models before learned from less than ``cal_days`` of history.
 """
 
 from __future__ import annotations
@@ -172,17 +173,22 @@ class RollingForecaster:
                                          X.rows(self.models[m], at)) for m in names}
 
     def _pools(self, cm_all: np.ndarray, split_inputs: dict | None, generation: np.ndarray,
-               previous_generation: np.ndarray, test: np.ndarray, shadow: bool, levels) -> list:
+               previous_generation: np.ndarray, test: np.ndarray, shadow: bool, levels, learned: dict) -> list:
         """The calibration pools of a fold, in order of preference (``pools.Pool``): with ``shadow``, the scores
         of the models issuing the fold (where a stratum has enough of them for its highest level once a model
         before them can stand in), then those of the models before (their own and their shadow predictions),
-        then every calibration job's."""
+        then every calibration job's; only every calibration job's once the models before learned from
+        ``cal_days`` of history or more (``learned``: seconds of history per generation)."""
         if split_inputs is not None:
             return [Pool(cm_all, self.min_stratum, "split", split_inputs=split_inputs)]
         every = Pool(cm_all, self.min_stratum)
         if not shadow or not len(test):
             return [every]
         now, before = generation[test[0]], previous_generation[test[0]]
+        if before >= 0 and learned[before] >= self.cal_days * DAY_S:
+            # the models before learned from a calibration window's worth of history or more: a refit adds little
+            # to what they knew, and the larger pool of every model's scores is the better calibration
+            return [every]
         if before < 0:
             return [Pool(cm_all & (generation == now), self.min_stratum), every]
         top = max(self.min_stratum, math.ceil(1.0 / (1.0 - max(levels)) - 1e-9) - 1)  # 99 jobs for 0.99
@@ -275,6 +281,7 @@ class RollingForecaster:
         # the fold whose refit predicted the job, and the one before it (predicting the same job in shadow)
         generation, previous_generation = np.full(len(meta), -1), np.full(len(meta), -1)
         refit_at, previous, shadow = -1, None, self.same_models and self.retrain_every > 1
+        learned, first = {}, np.nanmin(submit) if len(submit) else np.nan  # seconds of history each refit learned
         shadows = {m: np.full_like(curves.get(m, raw[m]), np.nan) for m in self.models if m in self.calibrated} \
             if shadow else {}
         users = meta["user"].astype("string").fillna("(none)").to_numpy()
@@ -292,6 +299,7 @@ class RollingForecaster:
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
                     info.update(train_jobs=int(tr.sum()), fit_s=time.perf_counter() - t0, refit=True)
                     refit_at = k
+                    learned[k] = o - first
             if fitted is None or not len(test):
                 rows.append(info)
                 continue
@@ -350,7 +358,7 @@ class RollingForecaster:
                 continue
             scored[test] = True
             pools = self._pools(cm_all, cal_raw, generation, previous_generation, test, shadow and not split,
-                                levels)
+                                levels, learned)
             for g, pool, idx, seen_g in self._groups(names, codes, pools, ended, ended | running, test):
                 t = test[codes[test] == g]
                 if select:
