@@ -282,6 +282,7 @@ class RollingForecaster:
         generation, previous_generation = np.full(len(meta), -1), np.full(len(meta), -1)
         refit_at, previous, shadow = -1, None, self.same_models and self.retrain_every > 1
         learned, first = {}, np.nanmin(submit) if len(submit) else np.nan  # seconds of history each refit learned
+        previous_generation_at = -1
         shadows = {m: np.full_like(curves.get(m, raw[m]), np.nan) for m in self.models if m in self.calibrated} \
             if shadow else {}
         users = meta["user"].astype("string").fillna("(none)").to_numpy()
@@ -293,7 +294,10 @@ class RollingForecaster:
                 tr = train_mask(end, submit, o, self.train_days)
                 if tr.sum() >= self.min_train:
                     t0 = time.perf_counter()
-                    previous = {m: fitted[m] for m in shadows} if fitted is not None and shadows else None
+                    # in shadow only while a stand-in may be read (``_pools``): the models going out learned from
+                    # less than a calibration window of history
+                    stands_in = fitted is not None and shadows and learned[refit_at] < self.cal_days * DAY_S
+                    previous = {m: fitted[m] for m in shadows} if stands_in else None
                     previous_generation_at = refit_at
                     fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
@@ -312,10 +316,10 @@ class RollingForecaster:
                 else:
                     raw[m][test] = est.predict(Xs)
             generation[test] = refit_at
+            previous_generation[test] = previous_generation_at
             if previous is not None:
                 for m, est in previous.items():
                     shadows[m][test] = calibration_input(est, X.rows(est, test))
-                previous_generation[test] = previous_generation_at
             cold_user[test] = ~np.isin(users[test], list(seen_u))
             cold_family[test] = ~np.isin(fams[test], list(seen_f))
             rows.append(info)
