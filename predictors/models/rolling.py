@@ -204,11 +204,12 @@ class RollingForecaster:
         where no pool has enough; the seen mask: the already observed jobs of that same group (for the adaptive
         levels).  A group's jobs are found among the few stratum names, then spread by code."""
         last = pools[-1]
+        counted = [p.rows & ended for p in pools]  # once per fold, not per stratum and pool
         for c in dict.fromkeys(codes[test].tolist()):
             group, chosen = str(names[c]), None
             while group is not None:
                 inside = members(group, names)[codes]
-                chosen = next((p for p in pools if (p.rows & inside & ended).sum() >= p.least), None)
+                chosen = next((p for p, n in zip(pools, counted, strict=True) if (n & inside).sum() >= p.least), None)
                 if chosen is not None:
                     break
                 group = parent(group)
