@@ -53,7 +53,9 @@ from ..models import (
 )
 from ..models.censored import km_share_at_most
 
-FORMAT = 1
+#: 2: calibration scores are positions along a curve read from ``CURVE_LEVELS``' lowest level, 0.25 (format 1:
+#: from 0.5); a model saved in another format is refitted, not misread
+FORMAT = 2
 FOLDER = "model"
 #: the columns of the history the advice reads for its evidence
 HISTORY_COLUMNS = ("job_id", "user", "account", "partition", "job_name", "state", "exit_code", "submit_time",

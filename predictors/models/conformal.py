@@ -53,7 +53,11 @@ def apply_shift(pred: np.ndarray, shift: np.ndarray, offset: float, request: np.
     return non_crossing(out)
 
 
-def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = 0.25,
+#: the lowest level the adaptive level may take, and where a quantile curve read for calibration by level starts
+LOWEST_LEVEL = 0.25
+
+
+def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = LOWEST_LEVEL,
                     highest: float = 0.999, observed: np.ndarray | None = None) -> np.ndarray:
     """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest].
     ``lowest`` lies well below the lowest level so that a level is lowered as readily as it is raised: a floor
@@ -96,8 +100,10 @@ class ConformalCalibrator(Estimator):
         return apply_shift(pred, self.shift_, self.log_offset, request if self.cap else None)
 
 
-#: the levels a quantile curve is read at for calibration by level
-CURVE_LEVELS = tuple(round(0.5 + 0.01 * i, 2) for i in range(50)) + (0.995, 0.999)
+#: the levels a quantile curve is read at for calibration by level: from ``LOWEST_LEVEL``, so that a curve
+#: whose median runs high out of sample (drift, a stratum the model knows little of) is calibrated down to a
+#: bound that covers half the jobs, and the adaptive level can be lowered along it as far as it is raised
+CURVE_LEVELS = (LOWEST_LEVEL, 0.3, 0.35, 0.4, 0.45) + tuple(round(0.5 + 0.01 * i, 2) for i in range(50)) + (0.995, 0.999)
 
 
 def _with_request(curve: np.ndarray, request: np.ndarray | None) -> np.ndarray:

@@ -139,6 +139,28 @@ def test_level_calibration_keeps_each_jobs_shape():
     assert math.isfinite(q.max())
 
 
+def test_level_calibration_lowers_a_curve_that_reads_high():
+    """A curve whose median is the truth's 0.7-quantile (a stratum the model knows little of, or drift) is
+    calibrated down to a bound that covers half the jobs: the curve is read from level 0.25, so the bound at 0.5
+    can lie below the curve's own median.  The planted truth is lognormal, so the bound's coverage is known."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    sigma = rng.uniform(0.2, 1.0, n)
+    y = np.exp(sigma * rng.standard_normal(n))
+    lv = np.asarray(CURVE_LEVELS)
+    assert lv[0] <= 0.25
+    curve = np.exp(sigma[:, None] * norm.ppf(np.clip(lv + 0.2, None, 0.999))[None, :])  # reads 0.2 too high
+    c = LevelCalibrator((0.5, 0.9), cap=False).fit(curve[: n // 2], y[: n // 2])
+    q = c.transform(curve[n // 2:])
+    assert abs(np.mean(y[n // 2:] <= q[:, 0]) - 0.5) < 0.02
+    assert abs(np.mean(y[n // 2:] <= q[:, 1]) - 0.9) < 0.02
+    # and the hurdle model's own curve goes on below its median
+    X, yy, *_ = planted(3_000, 9)
+    est = HurdleQuantileGBM((0.5, 0.9), n_estimators=20).fit(X, yy)
+    low = est.predict_at(X, CURVE_LEVELS)
+    assert np.mean(low[:, 0] < low[:, CURVE_LEVELS.index(0.5)]) > 0.9
+
+
 def test_prediction_threads_do_not_change_the_result():
     X, y, *_ = planted(3_000, 8)
     est = HurdleQuantileGBM((0.5, 0.9), n_estimators=20).fit(X, y)
