@@ -117,9 +117,11 @@ def fit_cmd(store) -> None:
 @click.option("--cal-days", default=28.0, show_default=True, type=float, help="Trailing calibration window.")
 @click.option("--n-estimators", default=60, show_default=True, type=click.IntRange(min=1),
               help="Boosting rounds of the LightGBM models.")
+@click.option("--size-classes", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Calibrate each history stratum by this many size classes (the what-if's kill budget uses 5).")
 @click.option("--seed", default=0, show_default=True, type=int)
 def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, breakdowns, warmup_days, test_days,
-                 cal_days, n_estimators, seed) -> None:
+                 cal_days, n_estimators, size_classes, seed) -> None:
     """Evaluate every model on TRACE|STORE (trace files or folders, or a store with jobs.parquet)."""
     from audit.textio import InputError
 
@@ -130,7 +132,7 @@ def evaluate_cmd(source, target, quantiles, as_json, retrain_every, models, brea
         only = [m.strip() for m in models.split(",")] if models else None
         jobs = load_jobs(list(source) if len(source) > 1 else source[0], _reader())
         ev = evaluate_jobs(jobs, target, levels, models=only, retrain_every=retrain_every, random_state=seed, n_estimators=n_estimators,
-                           warmup_days=warmup_days, test_days=test_days, cal_days=cal_days)
+                           warmup_days=warmup_days, test_days=test_days, cal_days=cal_days, size_classes=size_classes)
     except (InputError, ValueError) as exc:
         _fail(exc)
     result = as_dict(ev, labels)

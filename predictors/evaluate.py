@@ -108,15 +108,18 @@ def scored_names(res: RollingResult) -> list[str]:
 
 def evaluate_jobs(jobs: pd.DataFrame, target: str, levels=(0.5, 0.9, 0.99), *, models=None, risk: float = 0.9,
                   n_estimators: int = 60, num_threads: int = 1, random_state: int = 0, top_groups: int = 10,
-                  cap: bool = False, **rolling) -> Evaluation:
+                  cap: bool = False, size_classes: int = 1, **rolling) -> Evaluation:
     """Run the rolling origin for ``target`` and score every model on the scored (calibrated) test weeks.
 
     A calibrated model is scored as a quantile of the need (``cap=False``: free to exceed the request, as
-    the baselines are) and, as ``MODEL_capped``, as the right-sized request (never above the original)."""
+    the baselines are) and, as ``MODEL_capped``, as the right-sized request (never above the original).
+    ``size_classes``: the strata are the history strata alone by default; the what-if's right-sized requests
+    split each by 5 size classes for its kill budget, which weighs a large job's cut above a small one's (a
+    quantile of need weighs every job alike, and the smaller strata cost it: KTH-SP2 docs/predictors.md)."""
     levels = tuple(float(x) for x in levels)
     est = default_models(levels, target, n_estimators=n_estimators, num_threads=num_threads,
                          random_state=random_state, only=models)
-    res = RollingForecaster(est, levels, cap=cap, **rolling).run(jobs, target)
+    res = RollingForecaster(est, levels, cap=cap, size_classes=size_classes, **rolling).run(jobs, target)
     tested = res.jobs[res.jobs["scored"]].reset_index(drop=True)
     names = scored_names(res)
     metrics = metric_table(tested, names, levels)
