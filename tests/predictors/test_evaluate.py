@@ -56,6 +56,8 @@ def test_rolling_origin_is_in_time_order(small_month):
     # levels never cross, calibrated or not
     assert (jt["lightgbm@0.9"] >= jt["lightgbm@0.5"]).where(jt["scored"], True).all()
     assert set(ev.breakdowns) >= {"partition", "cold_user", "cold_family"}
+    # evaluate calibrates by history stratum alone (the size classes serve the what-if's kill budget)
+    assert not jt.loc[jt["scored"], "stratum"].astype(str).str.contains("/").any()
 
 
 def test_parse_levels():
