@@ -172,25 +172,30 @@ class RollingForecaster:
         return cm, {m: calibration_input(self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]),
                                          X.rows(self.models[m], at)) for m in names}
 
+    def _stands_in(self, learned: dict, generation: int) -> bool:
+        """Whether the models of ``generation`` stand in for the next refit's (predicting in shadow, calibrated on
+        their own scores): only while they learned from less than ``cal_days`` of history (``learned``: seconds
+        of history per generation).  Past that a refit adds little to what they knew, and the larger pool of
+        every model's scores is the better calibration."""
+        return generation >= 0 and learned[generation] < self.cal_days * DAY_S
+
     def _pools(self, cm_all: np.ndarray, split_inputs: dict | None, generation: np.ndarray,
                previous_generation: np.ndarray, test: np.ndarray, shadow: bool, levels, learned: dict) -> list:
         """The calibration pools of a fold, in order of preference (``pools.Pool``): with ``shadow``, the scores
         of the models issuing the fold (where a stratum has enough of them for its highest level once a model
         before them can stand in), then those of the models before (their own and their shadow predictions),
-        then every calibration job's; only every calibration job's once the models before learned from
-        ``cal_days`` of history or more (``learned``: seconds of history per generation)."""
+        then every calibration job's; only every calibration job's once the models before no longer stand in
+        (:meth:`_stands_in`)."""
         if split_inputs is not None:
             return [Pool(cm_all, self.min_stratum, "split", split_inputs=split_inputs)]
         every = Pool(cm_all, self.min_stratum)
         if not shadow or not len(test):
             return [every]
         now, before = generation[test[0]], previous_generation[test[0]]
-        if before >= 0 and learned[before] >= self.cal_days * DAY_S:
-            # the models before learned from a calibration window's worth of history or more: a refit adds little
-            # to what they knew, and the larger pool of every model's scores is the better calibration
-            return [every]
         if before < 0:
             return [Pool(cm_all & (generation == now), self.min_stratum), every]
+        if not self._stands_in(learned, before):
+            return [every]
         top = max(self.min_stratum, math.ceil(1.0 / (1.0 - max(levels)) - 1e-9) - 1)  # 99 jobs for 0.99
         own = cm_all & ((generation == before) | (previous_generation == before))
         return [Pool(cm_all & (generation == now), top),
@@ -295,9 +300,8 @@ class RollingForecaster:
                 tr = train_mask(end, submit, o, self.train_days)
                 if tr.sum() >= self.min_train:
                     t0 = time.perf_counter()
-                    # in shadow only while a stand-in may be read (``_pools``): the models going out learned from
-                    # less than a calibration window of history
-                    stands_in = fitted is not None and shadows and learned[refit_at] < self.cal_days * DAY_S
+                    # the models going out predict in shadow only while they may stand in (``_pools``)
+                    stands_in = fitted is not None and shadows and self._stands_in(learned, refit_at)
                     previous = {m: fitted[m] for m in shadows} if stands_in else None
                     previous_generation_at = refit_at
                     fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
