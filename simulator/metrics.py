@@ -39,7 +39,9 @@ def metrics(result, *, shares: dict | None = None, tau_s: float = TAU_S, account
     done = r.state == "COMPLETED"
     waits = r.wait[started]
     t0 = float(r.submit.min()) if len(r.submit) else 0.0
-    t1 = float(np.nanmax(r.end)) if started.any() else t0
+    ended = ~np.isnan(r.end)
+    # the last end; where every job that started still runs at the horizon, the last start
+    t1 = float(r.end[ended].max()) if ended.any() else float(r.start[started].max()) if started.any() else t0
     span = t1 - t0
     out = {
         "jobs": int(len(r.id)),

@@ -432,6 +432,24 @@ def test_give_up_once_the_mean_bounded_slowdown_is_out_of_reach():
     assert not whole.gave_up and (whole.state == "COMPLETED").all()
 
 
+def test_metrics_of_a_run_given_up_before_any_job_ended():
+    # Pool of 1: job 1 runs 0-100; jobs 2-4 queue from 0, job 5 comes at 50.  With a 15 s wait target and
+    # one late job allowed the run stops at 50, job 1 still running: no job has ended, so the run spans its
+    # one start (makespan 0), without a warning.
+    import warnings
+
+    from simulator import GiveUp
+    from simulator.metrics import metrics
+
+    jobs = [Job(1, 0, 100), *[Job(i, 0, 10) for i in range(2, 5)], Job(5, 50, 10)]
+    cut = Simulator(Pool(1), give_up=GiveUp(wait_s=15.0, jobs=1)).run(jobs)
+    assert cut.gave_up and cut.state.tolist() == ["RUNNING"] + ["PENDING"] * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = metrics(cut)
+    assert m["makespan_s"] == 0.0 and m["jobs_started"] == 1 and m["jobs_completed"] == 0
+
+
 def test_easy_backfills_shortest_first_under_sjf():
     # Pool of 4.  A (2 CPUs, 10 s) runs; B (4 CPUs) is the head at 1: shadow 10, extra 0, 2 free.
     # At 2, C (2 CPUs, 8 s: ends by 10) and D (1 CPU, 3 s) arrive.  In queue order C takes both free
