@@ -29,11 +29,12 @@ import pandas as pd
 
 from ..features import CATEGORICAL, HIT_FRACTION
 from .base import Estimator, check_levels, inverse_log, log_transform, non_crossing
+from .conformal import LOWEST_LEVEL
 from .quantile_gbm import category_vocab, encode
 
 #: levels of the boosters fitted on the jobs that do not use all of their request (from the lowest level a
-#: curve is read at for calibration, ``conformal.LOWEST_LEVEL``: below its first level the curve is flat)
-GRID = (0.25, 0.5, 0.8, 0.9, 0.95, 0.99)
+#: curve is read at for calibration: below its first level the curve is flat)
+GRID = (LOWEST_LEVEL, 0.5, 0.8, 0.9, 0.95, 0.99)
 #: levels at which the need (relative to the request) of the jobs that use all of their request is kept
 HIT_LEVELS = np.linspace(0.0, 1.0, 51)
 #: levels of the boosters fitted on the jobs that use all of their request (when there are ``min_hits`` of them)
