@@ -15,6 +15,12 @@ whole cores; a job without a bound keeps its request):
   elsewhere (what a perfect predictor of the jobs with a history would cut, keeping the others at their
   request), and its ratio to that same best rule: where it is under 1.5×, only cuts of jobs without a history
   can reach the target;
+- on a generated month, the planted-truth oracle: where the history ceiling bounds a job, its habit's true centre
+  (the median need over all the habit's jobs, future ones too) moved up by the within-habit spread the generator
+  planted (``truth.json`` ``habit_spread``), at one level for every job, or job by job where a miss frees most
+  (a price per miss, as a kill budget would spend its kills if it knew each habit exactly); the most each cuts at
+  the scenario's coverage or higher, and its ratio to the same best rule: what a predictor that knew each habit
+  exactly, short of each job's own draw, could cut;
 - coverage per stratum against each level (target: within ±0.02), out of sample (``coverage_by_stratum``), and
   how many of the strata outside lie more than two standard errors from their level when a habit's jobs are
   taken to miss together (its ``se``): a stratum of thousands of jobs from a few dozen habits is known to a few
@@ -82,6 +88,60 @@ def ceiling_bounds(table) -> dict:
     return out
 
 
+#: the planted-truth oracle is read at each of these levels, and with each of these prices of a miss (a share of
+#: the resource-hours all jobs ask): the one cutting most at the scenario's coverage or higher is printed
+PLANTED_LEVELS = (0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.9999)
+PLANTED_PRICES = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+#: the standard-normal quantiles a priced oracle chooses among for each job (or its request)
+Z_GRID = np.linspace(-1.0, 4.0, 41)
+
+
+def planted_bounds(table, spread: dict, *, level: float | None = None, price: float | None = None) -> dict:
+    """Where its habit had two ended jobs when it was submitted (as :func:`ceiling_bounds`), a bound from each
+    job's habit's true centre and the planted within-habit spread: the median over all the habit's jobs, future
+    ones too, of log memory need and of logit CPU efficiency (need / cores asked), plus z × ``memory_log_sd`` and
+    × ``cpu_efficiency_logit_sd`` (``spread``: truth.json ``habit_spread.settings``), capped at the request; the
+    request elsewhere.  At ``level``, z = Φ⁻¹(level) for every job.  With ``price``, each job takes the z of
+    :data:`Z_GRID`, or its request, that frees most net of ``price`` × its chance to miss, 1 − Φ(z): (asked −
+    bound)⁺ × the hours of its time limit / the resource-hours all jobs ask, less ``price`` × (1 − Φ(z)), the
+    misses spent where they free most, as a kill budget would spend them if it knew each habit exactly."""
+    import pandas as pd
+    from scipy.stats import norm
+
+    from audit.whatif.budget import limit_hours
+    from predictors.features import actual, eligible, habit_history, request
+    from predictors.features.habits import habit_codes
+
+    habit = habit_codes(table)
+    hours = limit_hours(table)
+    z = np.array([norm.ppf(level)]) if price is None else Z_GRID
+    out = {}
+    for target, sd in (("memory", spread["memory_log_sd"]), ("cpus", spread["cpu_efficiency_logit_sd"])):
+        y = np.where(eligible(table, target), actual(table, target), np.nan)
+        req = request(table, target)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            if target == "memory":
+                x = np.log(np.clip(y, 1.0, None))
+            else:
+                e = np.clip(y / req, 1e-4, 1 - 1e-4)
+                x = np.log(e / (1 - e))
+            b = pd.Series(x).groupby(habit).transform("median").to_numpy()[:, None] + z[None, :] * float(sd)
+            v = np.exp(b) if target == "memory" else req[:, None] / (1 + np.exp(-b))
+            v = np.where(np.isfinite(req)[:, None], np.fmin(v, req[:, None]), v)
+        warm = habit_history(table, target)["habit_count"].to_numpy() >= 2
+        on = warm & eligible(table, target) & np.isfinite(v).all(axis=1)  # the jobs the rules bound, as they do
+        if price is None:
+            pick = v[:, 0]
+        else:
+            asked = np.nansum(np.where(on, req * hours, 0.0))
+            net = np.clip(req[:, None] - v, 0, None) * hours[:, None] / asked - price * norm.sf(z)[None, :]
+            k = np.argmax(np.where(np.isfinite(net), net, -np.inf), axis=1)
+            best = net[np.arange(len(k)), k]
+            pick = np.where(best > 0, v[np.arange(len(k)), k], np.nan)
+        out[target] = np.where(on, pick, np.nan)
+    return out
+
+
 def held(month, r) -> dict:
     """Coverage and cut of memory and cores under requests ``r``."""
     from audit.whatif.scenarios import actual_requests
@@ -97,9 +157,10 @@ def held(month, r) -> dict:
     return out
 
 
-def compare(mine: dict, rules: dict, ceiling: dict) -> None:
+def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None) -> None:
     """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs, and
-    what the history ceiling (:func:`ceiling_bounds`) would cut against that same rule."""
+    what the history ceiling (:func:`ceiling_bounds`) and the planted-truth oracle (:func:`planted_bounds`, at
+    its level cutting most at the scenario's coverage or higher) would cut against that same rule."""
     for res in ("memory", "cores"):
         m = mine[res]
         ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
@@ -112,6 +173,17 @@ def compare(mine: dict, rules: dict, ceiling: dict) -> None:
               f"(target >= 1.5x); history ceiling {100 * top:.1f} % = {top / b:.2f}x that rule" if best else
               f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} %; no rule covers as many "
               f"jobs; history ceiling {100 * top:.1f} %")
+        if planted and best:
+            up = {lv: v[res] for lv, v in planted.items() if v[res]["coverage"] >= m["coverage"]}
+            if up:
+                for kind in ("at ", "priced "):
+                    some = {k: v for k, v in up.items() if k.startswith(kind)}
+                    if some:
+                        k = max(some, key=lambda k: some[k]["cut"])
+                        print(f"      planted-truth oracle {k} (covers {some[k]['coverage']:.4f}): cuts "
+                              f"{100 * some[k]['cut']:.1f} % = {some[k]['cut'] / b:.2f}x that rule")
+            else:
+                print("      planted-truth oracle: no level covers as many jobs")
         line = ", ".join(f"{r} {v[res]['coverage']:.4f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
         print(f"      rules (coverage/cut): {line}")
 
@@ -140,6 +212,12 @@ def measure(store: Path, label: str) -> None:
     for name, args in RULES.items():
         preds[name] = rule_bounds(table, *args)
     preds["ceiling"] = ceiling_bounds(table)
+    truth = store.parent / "trace" / "truth.json"
+    spread = json.loads(truth.read_text()).get("habit_spread", {}).get("settings") if truth.exists() else None
+    planted_as = {**{f"at {lv}": {"level": lv} for lv in PLANTED_LEVELS},
+                  **{f"priced {p:g} a miss": {"price": p} for p in PLANTED_PRICES}} if spread else {}
+    for what, how in planted_as.items():
+        preds[f"planted {what}"] = planted_bounds(table, spread, **how)
     month, _ = build_month(table, cluster, preds, history=history_masks(frame))
     rec = summary.get("recommended") or {}
     name = rec.get("scenario")
@@ -150,6 +228,8 @@ def measure(store: Path, label: str) -> None:
         return
     rules = {r: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=r))) for r in RULES}
     ceiling = held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor="ceiling")))
+    planted = {what: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=f"planted {what}")))
+               for what in planted_as}
     budget = [k for k, s in summary["scenarios"].items() if s.get("predictor") == "budget" and k != name]
     for which in [name, *budget]:
         s = summary["scenarios"][which]
@@ -157,7 +237,7 @@ def measure(store: Path, label: str) -> None:
         row = next((r for r in summary.get("tradeoff", []) if r["scenario"] == which), {})
         print(f"  {which}{' (recommended)' if which == name else ''}: {row.get('nodes_recovered')} nodes, "
               f"{row.get('kills')} kills")
-        compare(held(month, requests_for(month, scen)), rules, ceiling)
+        compare(held(month, requests_for(month, scen)), rules, ceiling, planted)
     worst, atom = [], []
     for target, per in (summary.get("coverage_by_stratum") or {}).items():
         for lv, row in per.items():
