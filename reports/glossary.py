@@ -26,10 +26,13 @@ TERMS = (
     ("Occupancy", "What was allocated out of the partition's capacity, over time."),
     ("p95 wait", "The wait that 95 % of jobs do not exceed."),
     ("Price book", "Dated prices per vCPU-hour, GiB-hour and GPU-hour, each with its source."),
-    ("Recommended risk level", "The level that recovers the most nodes with kills at or under the tolerance."),
+    ("Recommended risk level", "The level that recovers the most nodes with kills at or under the tolerance, on "
+                               "average over the month and its shaken copies for the closest contenders."),
     ("Recoverable capacity", "Nodes the cluster could do without, at the recommended level, keeping today's "
                              "service; the interval comes from shaken copies of the month."),
     ("Resource-hours", "A resource held for a time: core-h, GiB-h, GPU-h, node-h."),
+    ("Shaken mean", "A contender's nodes recovered on average over the month as it ran and its shaken copies "
+                    "(every submission moved by up to 5 minutes)."),
     ("Tolerance", "The largest share of jobs the recommended level may kill."),
     ("Utilisation", "What was used of what was allocated, over the jobs with known use."),
 )

@@ -270,10 +270,12 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
     scen = w.get("scenarios") or {}
     trade = table("tradeoff", "Capacity recovered against failure cost, by risk level",
                   [("scenario", "text"), ("nodes recovered", "int"), ("share of cluster", "pct"),
+                   ("shaken mean", "num"),
                    ("kills per 1,000 jobs", "num"), ("GPU-h lost", "num"), ("core-h lost", "num"),
                    ("within tolerance", "bool")],
                   [[scenario_label(r["scenario"], scen.get(r["scenario"])), r["nodes_recovered"], r["share_recovered"],
-                    r["kills_per_1000_jobs"], r["gpu_hours_lost"], r["core_hours_lost"], r["within_tolerance"]]
+                    r.get("nodes_recovered_mean"), r["kills_per_1000_jobs"], r["gpu_hours_lost"], r["core_hours_lost"],
+                    r["within_tolerance"]]
                    for r in w.get("tradeoff", [])])
     cap = w.get("capacity") or {}
     books = sorted({b for c in cap.values() for b in (c.get("dollars") or {})})

@@ -3,8 +3,8 @@ that :func:`.capacity.run_searches` drives (each class hands out its searches an
 
 :class:`ScenarioSearches` finds, per scenario and pool, the smallest passing node count: ``actual`` and
 ``oracle`` first, every other scenario as soon as those two of its pool have ended.  :class:`ShakenSearches`
-finds the recommended scenario's capacity on each shaken copy of the month, against ``actual`` on the same
-copy.  Driven on one stream, the shaken searches start as soon as the scenarios that can be recommended have
+finds the capacity of the scenarios that may be recommended on each shaken copy of the month, against
+``actual`` on the same copy.  Driven on one stream, the shaken searches start as soon as those scenarios have
 their answers, while the other scenarios' searches go on (:func:`.sweep.recover`); a search's probes depend
 on its own answers only, so the answers do not depend on how the replays were scheduled.
 """
@@ -122,52 +122,59 @@ def shaken_actuals(pools: list, seed: int, replicates: int, policy: str) -> list
 
 
 class ShakenSearches:
-    """A scenario's capacity on shaken copies of the month (seeds ``seeds``), each against ``actual`` on the
-    same copy (:func:`shaken_actuals`, heard of through :meth:`then`), searched outward from the unshaken
-    answer.  The scenario is named later (:meth:`choose`): the copies' ``actual`` replays need none."""
+    """Scenarios' capacity on shaken copies of the month (seeds ``seeds``), each against ``actual`` on the same
+    copy (:func:`shaken_actuals`, heard of through :meth:`then`), searched outward from the unshaken answer.
+    The scenarios are named later (:meth:`choose`): the copies' ``actual`` replays need none."""
 
     def __init__(self, pools: list, setting: Setting, seeds: list, policy: str):
         self.pools, self.setting, self.seeds, self.policy = pools, setting, seeds, policy
         self.actuals: dict = {}  # (seed, pool) → actual's metrics on that copy, as they come
-        self.scn = None
+        self.scns: list = []
         self.found: dict = {}
-        self.searches: dict = {}  # (seed, pool) → the scenario's search of that copy
+        self.searches: dict = {}  # (scenario, seed, pool) → the scenario's search of that copy
 
-    def choose(self, scn: Scenario, found: dict) -> list:
-        """Search ``scn`` (its unshaken answers ``found``: pool → nodes) on every copy: the searches of the
-        copies whose ``actual`` is known, at once; the others as theirs comes."""
-        self.scn, self.found = scn, found
+    def choose(self, scns: list, found: dict) -> list:
+        """Search each of ``scns`` (their unshaken answers ``found``: scenario → pool → nodes) on every copy:
+        the searches of the copies whose ``actual`` is known, at once; the others as theirs comes."""
+        self.scns, self.found = list(scns), found
         return [srch for key in list(self.actuals) for srch in self._open(key)]
 
     def then(self, done) -> list:
-        """Hear of a search ending: once ``actual`` on a shaken copy of a pool is known, the scenario's search
-        of that copy starts (when the scenario is chosen)."""
+        """Hear of a search ending: once ``actual`` on a shaken copy of a pool is known, the scenarios'
+        searches of that copy start (when they are chosen)."""
         if not isinstance(done, OneReplay) or done.key in self.actuals:
             return []
         self.actuals[done.key] = done.answer
-        return self._open(done.key) if self.scn is not None else []
+        return self._open(done.key)
 
     def _open(self, key) -> list:
         seed, p = key
         n = pool_nodes(self.setting.cluster, p)
-        near = self.found.get(p)
-        near = n if near is None else near
-        base = Replay(self.scn, pool=p, shake=seed, policy=self.policy)
-        # only the nodes recovered are kept of a shaken copy, and a full pool recovers none whether it
-        # passes or not: the full pool is taken to pass and never replayed.  The first probe is one node
-        # below the unshaken answer, the last size that failed there: where the answer stays, that probe
-        # and the answer's own settle it, and where it moves down a node, that probe and the next
-        srch = self.searches[key] = PoolSearch(key, base, Target.of(self.actuals[key]), n, n,
-                                               near=max(1, min(near - 1, n - 1)), full_passes=True)
-        return [srch]
+        out = []
+        for scn in self.scns:
+            near = self.found.get(scn.name, {}).get(p)
+            near = n if near is None else near
+            base = Replay(scn, pool=p, shake=seed, policy=self.policy)
+            # only the nodes recovered are kept of a shaken copy, and a full pool recovers none whether it
+            # passes or not: the full pool is taken to pass and never replayed.  The first probe is one node
+            # below the unshaken answer, the last size that failed there: where the answer stays, that probe
+            # and the answer's own settle it, and where it moves down a node, that probe and the next
+            srch = self.searches[(scn.name, seed, p)] = PoolSearch(
+                (scn.name, seed, p), base, Target.of(self.actuals[key]), n, n, near=max(1, min(near - 1, n - 1)),
+                full_passes=True)
+            out.append(srch)
+        return out
 
-    def result(self) -> dict:
-        """The nodes recovered per replicate and their 5th–95th percentile."""
-        answers = {seed: {p: self.searches[(seed, p)].answer for p in self.pools} for seed in self.seeds}
-        recovered = {seed: capacity_rows(self.scn.name, f, self.setting, {})["nodes_recovered"]
-                     for seed, f in answers.items()}
+    def recovered(self, name: str) -> dict:
+        """``{seed: nodes recovered}`` of scenario ``name`` on each shaken copy."""
+        answers = {seed: {p: self.searches[(name, seed, p)].answer for p in self.pools} for seed in self.seeds}
+        return {seed: capacity_rows(name, f, self.setting, {})["nodes_recovered"] for seed, f in answers.items()}
+
+    def result(self, name: str) -> dict:
+        """Scenario ``name``'s nodes recovered per replicate and their 5th–95th percentile."""
+        recovered = self.recovered(name)
         lo, hi = interval(list(recovered.values()))
-        return {"scenario": self.scn.name, "replicates": len(self.seeds), "shake_s": SHAKE_S,
+        return {"scenario": name, "replicates": len(self.seeds), "shake_s": SHAKE_S,
                 "nodes_recovered": recovered, "nodes_recovered_p5": lo, "nodes_recovered_p95": hi}
 
 

@@ -1,5 +1,6 @@
 """The sweep: every scenario replayed on the full cluster, its capacity searched, the risk levels
-weighed against their kills, the recommended level shaken for an interval, the policies compared.
+weighed against their kills, the contenders for the recommendation searched again on shaken copies of the
+month (weighed on their average, the recommended one's spread its interval), the policies compared.
 
 Every replay is a task of :mod:`.replays` run by a :class:`.runner.Runner` (serially or on Dask):
 the full-size replays as one batch, read in task order; the searches' probes as a stream, each search's
@@ -61,6 +62,7 @@ class Sweep:
     capacity: dict = field(default_factory=dict)
     tradeoff: list = field(default_factory=list)
     recommended: str | None = None
+    means: dict = field(default_factory=dict)
     shaken: dict = field(default_factory=dict)
     headroom: dict = field(default_factory=dict)
     policies: dict = field(default_factory=dict)
@@ -244,9 +246,34 @@ def probe_rows(probes: dict, targets: dict) -> dict:
     return out
 
 
-def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> tuple:
+#: at most this many scenarios within tolerance, those recovering most on the month as it ran, are searched on
+#: the shaken copies and weighed for the recommendation on them (each costs one capacity search per copy)
+CONTENDERS = 3
+
+
+def contenders(rows: list) -> list:
+    """The scenarios within tolerance searched on the shaken copies: the :data:`CONTENDERS` recovering most on
+    the month as it ran (ties: the safer, higher level, then ``advise``)."""
+    ok = [r for r in rows if r["within_tolerance"]]
+    ok.sort(key=lambda r: (r["nodes_recovered"] or 0, r["level"] or 0.0, r["mode"] == "advise"), reverse=True)
+    return [r["scenario"] for r in ok[:CONTENDERS]]
+
+
+def mean_recovered(nodes: int | None, shaken: dict) -> float | None:
+    """The nodes recovered on average over the month as it ran (``nodes``) and its shaken copies (``shaken``:
+    seed → nodes); None where a copy or the month has no answer."""
+    values = [nodes, *shaken.values()]
+    return None if any(v is None for v in values) else float(np.mean(values))
+
+
+def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float, means: dict | None = None) -> tuple:
     """Recovery against failure cost per right-sized scenario, and the recommended one: the most nodes
-    recovered whose kills stay at or under ``tolerance`` of jobs (ties: the safer, higher level)."""
+    recovered whose kills stay at or under ``tolerance`` of jobs (ties: the safer, higher level).  With
+    ``means`` (scenario → nodes recovered on average over the month and its shaken copies, :func:`mean_recovered`)
+    the contenders are weighed on that average first (input shaking, Tsafrir, Ouaknine & Feitelson 2007: one
+    run of a month can rank two close scenarios either way; the copies are the same for every contender, so
+    the comparison is paired), then on the month as it ran."""
+    means = means or {}
     rows = []
     for s in scns:
         if s.kind != "rightsized":
@@ -262,25 +289,30 @@ def tradeoff_rows(scns: list, full: dict, capacity: dict, tolerance: float) -> t
             "kills_oom": m["kills_oom"], "kills_timeout": m["kills_timeout"],
             "gpu_hours_lost": m["lost_gpu_hours"], "core_hours_lost": m["lost_cpu_hours"],
             "within_tolerance": kills <= tolerance * m["jobs"],
+            "nodes_recovered_mean": means.get(s.name),
         })
     ok = [r for r in rows if r["within_tolerance"]]
     if not ok:
         return rows, None
-    best = max(ok, key=lambda r: (r["nodes_recovered"] or 0, r["level"] or 0.0, r["mode"] == "advise"))
+    on_copies = [r for r in ok if r["nodes_recovered_mean"] is not None] or ok
+    best = max(on_copies, key=lambda r: (r["nodes_recovered_mean"] or 0.0, r["nodes_recovered"] or 0,
+                                         r["level"] or 0.0, r["mode"] == "advise"))
     return rows, best["scenario"]
 
 
 def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, prices: dict, started=None,
             mark=None) -> None:
-    """The capacity search of every scenario and the shaken copies of the recommended one, as one stream of
-    replays; fills ``sw.capacity``, ``sw.probes``, ``sw.tradeoff``, ``sw.recommended`` and ``sw.shaken``.
+    """The capacity search of every scenario and the shaken copies of the contenders, as one stream of replays;
+    fills ``sw.capacity``, ``sw.probes``, ``sw.tradeoff``, ``sw.recommended``, ``sw.means`` and ``sw.shaken``
+    (the recommended scenario's copies).
 
     Only the scenarios within tolerance can be recommended (their kills are known from the full-size
-    replays), so their searches go first; as soon as they all have answers the recommendation is made and
-    its searches of the shaken copies start, while the other scenarios' searches go on.  ``started``: a
-    stream of the copies' ``actual`` replays (:func:`begin`) to drive as well; ``mark(stage)`` hears of
-    ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest, when a level was shaken) as
-    they end."""
+    replays), so their searches go first; as soon as they all have answers the contenders (:func:`contenders`)
+    are chosen and their searches of the shaken copies start, while the other scenarios' searches go on; the
+    recommendation weighs the contenders on their average over the month and the copies
+    (:func:`tradeoff_rows`).  ``started``: a stream of the copies' ``actual`` replays (:func:`begin`) to drive
+    as well; ``mark(stage)`` hears of ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest,
+    when a scenario was shaken) as they end."""
     scns, full, per_pool = sw.scenarios, sw.full, sw.pools_full
     rows, _ = tradeoff_rows(scns, full, {}, options.tolerance)
     tolerable = [r["scenario"] for r in rows if r["within_tolerance"]]
@@ -293,16 +325,17 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
         started.cancel()  # nothing to shake: no level within tolerance
         started = None
     marked: list = []
+    chosen: list = []
 
     def progress() -> list:
-        """Recommend once the scenarios within tolerance have answers; mark the end of the searches."""
+        """Choose the contenders once the scenarios within tolerance have answers; mark the end of the searches."""
         more = []
-        if sw.recommended is None and tolerable and caps.ended(tolerable):
+        if not chosen and tolerable and caps.ended(tolerable):
             known = {n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()}
-            _, sw.recommended = tradeoff_rows(scns, full, known, options.tolerance)
+            rows, _ = tradeoff_rows(scns, full, known, options.tolerance)
+            chosen.extend(contenders(rows))
             if shaken is not None:
-                more = shaken.choose(next(s for s in scns if s.name == sw.recommended),
-                                     caps.answers([sw.recommended])[sw.recommended])
+                more = shaken.choose([s for s in scns if s.name in chosen], caps.answers(chosen))
         if not marked and caps.ended(names):
             marked.append("capacity")
             if mark is not None:
@@ -322,9 +355,11 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
     progress()
     sw.probes = probe_rows(caps.probes(), caps.targets)
     sw.capacity = {name: capacity_rows(name, f, setting, prices) for name, f in caps.answers().items()}
-    sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance)
     if shaken is not None:
-        sw.shaken = shaken.result()
+        sw.means = {n: mean_recovered(sw.capacity[n]["nodes_recovered"], shaken.recovered(n)) for n in chosen}
+    sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance, sw.means)
+    if shaken is not None:
+        sw.shaken = shaken.result(sw.recommended)
         if mark is not None:
             mark("shaken")
 
@@ -413,7 +448,8 @@ def _expand(sw: Sweep, every: list, twins: dict, options: Options) -> None:
             sw.capacity[twin] = {**sw.capacity[name], "scenario": twin}
     sw.scenarios = every
     shaken_of = sw.shaken.get("scenario") if sw.shaken else None
-    sw.tradeoff, sw.recommended = tradeoff_rows(every, sw.full, sw.capacity, options.tolerance)
+    sw.means = {**sw.means, **{twin: sw.means[name] for twin, name in twins.items() if name in sw.means}}
+    sw.tradeoff, sw.recommended = tradeoff_rows(every, sw.full, sw.capacity, options.tolerance, sw.means)
     if shaken_of is not None and sw.recommended is not None and twins.get(sw.recommended, sw.recommended) == shaken_of:
         sw.shaken = {**sw.shaken, "scenario": sw.recommended}
     order = {sc.name: k for k, sc in enumerate(every)}

@@ -32,7 +32,10 @@ def whatif_text(summary: dict, folder=None) -> str:
         d = (rec.get("dollars") or {}).get(book, {})
         span = ""
         if rec.get("nodes_recovered_p5") is not None:
-            span = f" (5th-95th percentile over shaken inputs: {rec['nodes_recovered_p5']:.0f}-{rec['nodes_recovered_p95']:.0f})"
+            span = f" (5th-95th percentile over shaken inputs: {rec['nodes_recovered_p5']:.0f}-{rec['nodes_recovered_p95']:.0f}"
+            if rec.get("nodes_recovered_mean") is not None:
+                span += f"; {rec['nodes_recovered_mean']:.1f} on average with the month as it ran"
+            span += ")"
         lines.append(f"Recommended: {rec['scenario']}: {rec['nodes_recovered']} of {nodes} nodes recoverable "
                      f"({rec['share_recovered']:.1%}){span}, {usd(d.get('usd_per_month'))}/month, "
                      f"{usd(d.get('usd_per_year'))}/year at {book}.")

@@ -241,3 +241,30 @@ def test_the_level_within_tolerance_is_shaken_while_the_other_levels_are_searche
     assert sw.shaken["scenario"] == sw.recommended and sw.shaken["replicates"] == 2
     assert set(sw.capacity) == {"actual", "oracle", "rightsized@0.5/enforce", "rightsized@0.9/enforce"}
     assert set(sw.stages) >= {"replay", "capacity", "shaken"}
+
+
+def test_the_recommendation_weighs_the_contenders_on_the_shaken_copies():
+    # Within a tolerance of 1 % of 1,000 jobs: the 0.99 level (4 kills) recovers 3 nodes on the month as it ran,
+    # the kill budget (8 kills) 2; the 0.5 level (50 kills) is out.  On five shaken copies the 0.99 level
+    # recovers 4, 1, 4, 4, 3 and the budget 3, 4, 6, 7, 3: over the month and its copies 19 / 6 against 25 / 6.
+    from audit.whatif.sweep import contenders, mean_recovered, tradeoff_rows
+
+    a = Scenario("rightsized", level=0.99, mode="advise")
+    b = Scenario("rightsized", mode="advise", predictor="budget")
+    c = Scenario("rightsized", level=0.5, mode="advise")
+    full = {s.name: {"kills_oom": k, "kills_timeout": 0, "jobs": 1000, "lost_gpu_hours": 0.0, "lost_cpu_hours": 0.0}
+            for s, k in ((a, 4), (b, 8), (c, 50))}
+    cap = {s.name: {"nodes_recovered": n, "share_recovered": n / 100} for s, n in ((a, 3), (b, 2), (c, 9))}
+    rows, rec = tradeoff_rows([a, b, c], full, cap, 0.01)
+    assert rec == a.name  # the month as it ran alone
+    assert contenders(rows) == [a.name, b.name]
+    means = {a.name: mean_recovered(3, {1: 4, 2: 1, 3: 4, 4: 4, 5: 3}),
+             b.name: mean_recovered(2, {1: 3, 2: 4, 3: 6, 4: 7, 5: 3})}
+    assert means == {a.name: 19 / 6, b.name: 25 / 6}
+    rows, rec = tradeoff_rows([a, b, c], full, cap, 0.01, means)
+    assert rec == b.name
+    assert {r["scenario"]: r["nodes_recovered_mean"] for r in rows} == {**means, c.name: None}
+    # equal averages: the month as it ran, then the safer level
+    rows, rec = tradeoff_rows([a, b, c], full, cap, 0.01, {a.name: 3.5, b.name: 3.5})
+    assert rec == a.name
+    assert mean_recovered(2, {1: 3, 2: None}) is None
