@@ -268,3 +268,13 @@ def test_the_recommendation_weighs_the_contenders_on_the_shaken_copies():
     rows, rec = tradeoff_rows([a, b, c], full, cap, 0.01, {a.name: 3.5, b.name: 3.5})
     assert rec == a.name
     assert mean_recovered(2, {1: 3, 2: None}) is None
+
+
+def test_at_most_three_contenders_are_shaken_the_most_recovered_first():
+    from audit.whatif.sweep import CONTENDERS, contenders
+
+    rows = [{"scenario": f"s{k}", "nodes_recovered": n, "level": lv, "mode": "advise", "within_tolerance": ok}
+            for k, (n, lv, ok) in enumerate([(1, 0.99, True), (4, 0.9, True), (4, 0.95, True), (9, 0.5, False),
+                                              (2, None, True), (None, 0.8, True)])]
+    # s3 is out of tolerance; of the others, 4 nodes at 0.95 before 4 at 0.9 (the safer first), then 2
+    assert CONTENDERS == 3 and contenders(rows) == ["s2", "s1", "s4"]
