@@ -3,9 +3,9 @@
 :func:`right_size` runs the rolling origin for every target the table has data for and returns one row per
 job with ``pred_<column>_p<level>`` columns, e.g. ``pred_elapsed_s_p90``, ``pred_mem_peak_bytes_p99``,
 ``pred_cpus_used_p50``.  The candidates are LightGBM and the site rules on each job's habit
-(``lineup.HABIT_RULES``), each conformalised stratum by stratum and capped at the request; per fold, stratum
-and level the candidate whose bounds hold least on that stratum's calibration jobs gives the prediction
-(``rolling``), and ``stratum_<column>`` and ``source_<column>_p<level>`` say which stratum and candidate.  A job gets NaN where it
+(``lineup.HABIT_RULES``), each conformalised stratum by stratum and capped at the request; per fold and stratum
+the candidate whose bounds held least on that stratum's jobs of earlier folds gives the prediction at every
+level (``rolling``), and ``stratum_<column>`` and ``source_<column>_p<level>`` say which stratum and candidate.  A job gets NaN where it
 was not predicted: it is not eligible for the target (never ran, unknown use, no GPU), or it was
 submitted during the warm-up (the first ``warmup_days``).  The first week after it has no out-of-sample
 predictions to calibrate on yet, so it is calibrated by a split of its own history (``split_calibration``:
