@@ -124,7 +124,7 @@ def shaken_actuals(pools: list, seed: int, replicates: int, policy: str) -> list
 class ShakenSearches:
     """Scenarios' capacity on shaken copies of the month (seeds ``seeds``), each against ``actual`` on the same
     copy (:func:`shaken_actuals`, heard of through :meth:`then`), searched outward from the unshaken answer.
-    The scenarios are named later (:meth:`choose`): the copies' ``actual`` replays need none."""
+    The scenarios are named later (:meth:`add`, more than once): the copies' ``actual`` replays need none."""
 
     def __init__(self, pools: list, setting: Setting, seeds: list, policy: str):
         self.pools, self.setting, self.seeds, self.policy = pools, setting, seeds, policy
@@ -133,11 +133,17 @@ class ShakenSearches:
         self.found: dict = {}
         self.searches: dict = {}  # (scenario, seed, pool) → the scenario's search of that copy
 
-    def choose(self, scns: list, found: dict) -> list:
-        """Search each of ``scns`` (their unshaken answers ``found``: scenario → pool → nodes) on every copy:
+    def add(self, scns: list, found: dict) -> list:
+        """Search each of ``scns`` too (their unshaken answers ``found``: scenario → pool → nodes) on every copy:
         the searches of the copies whose ``actual`` is known, at once; the others as theirs comes."""
-        self.scns, self.found = list(scns), found
-        return [srch for key in list(self.actuals) for srch in self._open(key)]
+        self.scns += list(scns)
+        self.found = {**self.found, **found}
+        return [srch for key in list(self.actuals) for srch in self._open(key, scns)]
+
+    def ended(self, name: str) -> bool:
+        """Whether scenario ``name``'s search of every copy of every pool has its answer."""
+        keys = [(name, seed, p) for seed in self.seeds for p in self.pools]
+        return all(k in self.searches and self.searches[k].probe() is None for k in keys)
 
     def then(self, done) -> list:
         """Hear of a search ending: once ``actual`` on a shaken copy of a pool is known, the scenarios'
@@ -145,13 +151,13 @@ class ShakenSearches:
         if not isinstance(done, OneReplay) or done.key in self.actuals:
             return []
         self.actuals[done.key] = done.answer
-        return self._open(done.key)
+        return self._open(done.key, self.scns)
 
-    def _open(self, key) -> list:
+    def _open(self, key, scns) -> list:
         seed, p = key
         n = pool_nodes(self.setting.cluster, p)
         out = []
-        for scn in self.scns:
+        for scn in scns:
             near = self.found.get(scn.name, {}).get(p)
             near = n if near is None else near
             base = Replay(scn, pool=p, shake=seed, policy=self.policy)

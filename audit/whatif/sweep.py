@@ -246,17 +246,22 @@ def probe_rows(probes: dict, targets: dict) -> dict:
     return out
 
 
-#: at most this many scenarios within tolerance, those recovering most on the month as it ran, are searched on
-#: the shaken copies and weighed for the recommendation on them (each costs one capacity search per copy)
+#: at most this many scenarios within tolerance are searched on the shaken copies and weighed for the
+#: recommendation on them (each costs one capacity search per copy)
 CONTENDERS = 3
 
 
-def contenders(rows: list) -> list:
-    """The scenarios within tolerance searched on the shaken copies: the :data:`CONTENDERS` recovering most on
-    the month as it ran (ties: the safer, higher level, then ``advise``)."""
+def contenders(rows: list, floor: float | None = None) -> list:
+    """The scenarios within tolerance searched on the shaken copies, recovering most on the month as it ran
+    first (ties: the safer, higher level, then ``advise``): the first of them, the leader, alone; with
+    ``floor`` (the leader's 5th percentile over its shaken copies), the leader and those recovering at least
+    ``floor`` on the month as it ran (the copies cannot tell them from the leader), :data:`CONTENDERS` at
+    most."""
     ok = [r for r in rows if r["within_tolerance"]]
     ok.sort(key=lambda r: (r["nodes_recovered"] or 0, r["level"] or 0.0, r["mode"] == "advise"), reverse=True)
-    return [r["scenario"] for r in ok[:CONTENDERS]]
+    if floor is None:
+        return [r["scenario"] for r in ok[:1]]
+    return [r["scenario"] for r in ok[:1] + [r for r in ok[1:] if (r["nodes_recovered"] or 0) >= floor]][:CONTENDERS]
 
 
 def mean_recovered(nodes: int | None, shaken: dict) -> float | None:
@@ -307,10 +312,10 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
     (the recommended scenario's copies).
 
     Only the scenarios within tolerance can be recommended (their kills are known from the full-size
-    replays), so their searches go first; as soon as they all have answers the contenders (:func:`contenders`)
-    are chosen and their searches of the shaken copies start, while the other scenarios' searches go on; the
-    recommendation weighs the contenders on their average over the month and the copies
-    (:func:`tradeoff_rows`).  ``started``: a stream of the copies' ``actual`` replays (:func:`begin`) to drive
+    replays), so their searches go first; as soon as they all have answers the leader's searches of the shaken
+    copies start, while the other scenarios' searches go on, and once the leader's have ended those of the
+    other contenders (:func:`contenders`: the copies cannot tell them from the leader); the recommendation
+    weighs the contenders on their average over the month and the copies (:func:`tradeoff_rows`).  ``started``: a stream of the copies' ``actual`` replays (:func:`begin`) to drive
     as well; ``mark(stage)`` hears of ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest,
     when a scenario was shaken) as they end."""
     scns, full, per_pool = sw.scenarios, sw.full, sw.pools_full
@@ -325,17 +330,25 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
         started.cancel()  # nothing to shake: no level within tolerance
         started = None
     marked: list = []
-    chosen: list = []
+    chosen: list = []  # the leader, then the other contenders
+    widened: list = []  # once the leader's copies have ended
+    known: dict = {}
 
     def progress() -> list:
         """Choose the contenders once the scenarios within tolerance have answers; mark the end of the searches."""
         more = []
         if not chosen and tolerable and caps.ended(tolerable):
-            known = {n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()}
+            known.update({n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()})
             rows, _ = tradeoff_rows(scns, full, known, options.tolerance)
             chosen.extend(contenders(rows))
             if shaken is not None:
-                more = shaken.choose([s for s in scns if s.name in chosen], caps.answers(chosen))
+                more = shaken.add([s for s in scns if s.name in chosen], caps.answers(chosen))
+        if shaken is not None and len(widened) == 0 and chosen and shaken.ended(chosen[0]):
+            widened.append(True)
+            rows, _ = tradeoff_rows(scns, full, known, options.tolerance)
+            others = [n for n in contenders(rows, shaken.result(chosen[0])["nodes_recovered_p5"]) if n not in chosen]
+            chosen.extend(others)
+            more += shaken.add([s for s in scns if s.name in others], caps.answers(others))
         if not marked and caps.ended(names):
             marked.append("capacity")
             if mark is not None:

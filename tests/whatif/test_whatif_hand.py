@@ -257,7 +257,9 @@ def test_the_recommendation_weighs_the_contenders_on_the_shaken_copies():
     cap = {s.name: {"nodes_recovered": n, "share_recovered": n / 100} for s, n in ((a, 3), (b, 2), (c, 9))}
     rows, rec = tradeoff_rows([a, b, c], full, cap, 0.01)
     assert rec == a.name  # the month as it ran alone
-    assert contenders(rows) == [a.name, b.name]
+    # the leader first; the budget too once the leader's 5th percentile over its copies is 2 nodes or fewer
+    assert contenders(rows) == [a.name]
+    assert contenders(rows, 1.9) == contenders(rows, 2) == [a.name, b.name] and contenders(rows, 2.5) == [a.name]
     means = {a.name: mean_recovered(3, {1: 4, 2: 1, 3: 4, 4: 4, 5: 3}),
              b.name: mean_recovered(2, {1: 3, 2: 4, 3: 6, 4: 7, 5: 3})}
     assert means == {a.name: 19 / 6, b.name: 25 / 6}
@@ -277,4 +279,25 @@ def test_at_most_three_contenders_are_shaken_the_most_recovered_first():
             for k, (n, lv, ok) in enumerate([(1, 0.99, True), (4, 0.9, True), (4, 0.95, True), (9, 0.5, False),
                                               (2, None, True), (None, 0.8, True)])]
     # s3 is out of tolerance; of the others, 4 nodes at 0.95 before 4 at 0.9 (the safer first), then 2
-    assert CONTENDERS == 3 and contenders(rows) == ["s2", "s1", "s4"]
+    assert contenders(rows) == ["s2"]
+    assert contenders(rows, 3) == ["s2", "s1"]
+    assert CONTENDERS == 3 and contenders(rows, 0) == ["s2", "s1", "s4"]
+
+
+def test_a_scenario_the_copies_cannot_tell_from_the_leader_is_shaken_too():
+    # Peak 2 GiB, node 6 GiB: at q = 0.5 (2.5 GiB) and q = 0.9 (3 GiB) both jobs share one node, nothing is
+    # killed, and each level recovers one of the two nodes.  The leader (0.9, the safer of the tie) recovers 1 on
+    # both copies, so its 5th percentile is 1 and the 0.5 level, at 1 too, is searched on the same copies; their
+    # averages tie, and the safer level is recommended.
+    t = table([(1, 0, 100, 1, 6, 2, 100), (2, 0, 100, 1, 6, 2, 100)])
+    preds = {0.5: {"memory": np.array([2.5 * GB, 2.5 * GB])}, 0.9: {"memory": np.array([3 * GB, 3 * GB])}}
+    month, _ = build_month(t, CLUSTER, preds)
+    opts = Options(risk=(0.5, 0.9), modes=("enforce",), replicates=2, tolerance=0.0, headroom=False,
+                   policies=("easy",))
+    with Runner(serial=True) as runner:
+        sw = sweep(Setting(month=month, cluster=CLUSTER), runner, opts, PRICES)
+    assert {r["scenario"]: (r["nodes_recovered"], r["kills"]) for r in sw.tradeoff} == {
+        "rightsized@0.5/enforce": (1, 0), "rightsized@0.9/enforce": (1, 0)}
+    assert sw.means == {"rightsized@0.9/enforce": 1.0, "rightsized@0.5/enforce": 1.0}
+    assert sw.recommended == "rightsized@0.9/enforce" and sw.shaken["scenario"] == sw.recommended
+    assert sw.shaken["nodes_recovered"] == {1: 1, 2: 1}
