@@ -315,9 +315,10 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
     replays), so their searches go first; as soon as they all have answers the leader's searches of the shaken
     copies start, while the other scenarios' searches go on, and once the leader's have ended those of the
     other contenders (:func:`contenders`: the copies cannot tell them from the leader); the recommendation
-    weighs the contenders on their average over the month and the copies (:func:`tradeoff_rows`).  ``started``: a stream of the copies' ``actual`` replays (:func:`begin`) to drive
-    as well; ``mark(stage)`` hears of ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest,
-    when a scenario was shaken) as they end."""
+    weighs the contenders on their average over the month and the copies (:func:`tradeoff_rows`).
+    ``started``: a stream of the copies' ``actual`` replays (:func:`begin`) to drive as well; ``mark(stage)``
+    hears of ``capacity`` (every scenario's search ended) and of ``shaken`` (the rest, when a scenario was
+    shaken) as they end."""
     scns, full, per_pool = sw.scenarios, sw.full, sw.pools_full
     rows, _ = tradeoff_rows(scns, full, {}, options.tolerance)
     tolerable = [r["scenario"] for r in rows if r["within_tolerance"]]
@@ -372,7 +373,7 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
         sw.means = {n: mean_recovered(sw.capacity[n]["nodes_recovered"], shaken.recovered(n)) for n in chosen}
     sw.tradeoff, sw.recommended = tradeoff_rows(scns, full, sw.capacity, options.tolerance, sw.means)
     if shaken is not None:
-        sw.shaken = shaken.result(sw.recommended)
+        sw.shaken = shaken.result(sw.recommended) if sw.recommended in chosen else {}
         if mark is not None:
             mark("shaken")
 
