@@ -100,12 +100,14 @@ class Cluster:
         return ""
 
     def wait_idle(self, deadline: float) -> None:
+        out = ""
         while time.time() < deadline:
             out = subprocess.run(["qstat", "-u", "*"], env=self.env, capture_output=True, text=True).stdout
             if not out.strip():
                 return
             time.sleep(1)
-        raise TimeoutError("Grid Engine jobs did not end in time")
+        hosts = subprocess.run(["qstat", "-f"], env=self.env, capture_output=True, text=True).stdout
+        raise TimeoutError(f"Grid Engine jobs did not end in time; qstat:\n{out}\nqstat -f:\n{hosts}")
 
     def records(self, n: int, deadline: float) -> Path:
         acct = self.root / "default" / "common" / "accounting"
@@ -146,7 +148,7 @@ def bring_up_ahead(skip) -> dict:
             time.sleep(0.5)
         time.sleep(2)
         cluster.run("qdel", str(deleted))
-        cluster.wait_idle(time.time() + 120)
+        cluster.wait_idle(time.time() + 240)  # the rest of the suite runs beside it: a loaded machine
         cluster.records(11, time.time() + 30)  # 6 jobs, 3 array tasks, 2 parallel tasks
         # the execd writes the reservation as use from now on (sge_conf(5) ACCT_RESERVED_USAGE)
         conf = cluster.jobs / "global"
