@@ -157,6 +157,12 @@ def held(month, r) -> dict:
     return out
 
 
+def against(got: dict, rules: dict, res: str) -> str:
+    """``got``'s cut as a multiple of the best rule's cut at ``got``'s coverage or higher."""
+    at = [v[res]["cut"] for v in rules.values() if v[res]["coverage"] >= got["coverage"]]
+    return f"{got['cut'] / max(at):.2f}x" if at and max(at) > 0 else "-"
+
+
 def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None) -> None:
     """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs, and
     what the history ceiling (:func:`ceiling_bounds`) and the planted-truth oracle (:func:`planted_bounds`, at
@@ -184,6 +190,10 @@ def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None)
                               f"{100 * some[k]['cut']:.1f} % = {some[k]['cut'] / b:.2f}x that rule")
             else:
                 print("      planted-truth oracle: no level covers as many jobs")
+        if planted:
+            line = ", ".join(f"{v[res]['coverage']:.4f}/{100 * v[res]['cut']:.1f}%/{against(v[res], rules, res)}"
+                             for k, v in planted.items() if k.startswith("priced "))
+            print(f"      planted-truth oracle priced, each price (coverage/cut/against the best rule there): {line}")
         line = ", ".join(f"{r} {v[res]['coverage']:.4f}/{100 * v[res]['cut']:.1f}%" for r, v in rules.items())
         print(f"      rules (coverage/cut): {line}")
 
