@@ -276,7 +276,7 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
                   [[scenario_label(r["scenario"], scen.get(r["scenario"])), r["nodes_recovered"], r["share_recovered"],
                     r.get("nodes_recovered_mean"), r["kills_per_1000_jobs"], r["gpu_hours_lost"], r["core_hours_lost"],
                     r["within_tolerance"]]
-                   for r in w.get("tradeoff", [])])
+                   for r in w.get("tradeoff", [])], cls="wrap-head")
     cap = w.get("capacity") or {}
     books = sorted({b for c in cap.values() for b in (c.get("dollars") or {})})
     service = table("scenarios", "Service and capacity per scenario on the full cluster",
