@@ -96,15 +96,25 @@ PLANTED_PRICES = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 Z_GRID = np.linspace(-1.0, 4.0, 41)
 
 
-def planted_bounds(table, spread: dict, *, level: float | None = None, price: float | None = None) -> dict:
-    """Where its habit had two ended jobs when it was submitted (as :func:`ceiling_bounds`), a bound from each
-    job's habit's true centre and the planted within-habit spread: the median over all the habit's jobs, future
-    ones too, of log memory need and of logit CPU efficiency (need / cores asked), plus z × ``memory_log_sd`` and
+def _planted(centre: np.ndarray, z: np.ndarray, sd: float, req: np.ndarray, memory: bool) -> np.ndarray:
+    """Bounds (jobs × ``z``): ``centre + z × sd`` back from log memory or logit CPU efficiency, capped at ``req``."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        b = centre[:, None] + z[None, :] * sd
+        v = np.exp(b) if memory else req[:, None] / (1 + np.exp(-b))
+    return np.where(np.isfinite(req)[:, None], np.fmin(v, req[:, None]), v)
+
+
+def planted_bounds(table, spread: dict, hows: dict) -> dict:
+    """``{label: {target: bounds}}`` for each of ``hows`` (``label: {"level": τ}`` or ``{"price": p}``).  Where
+    its habit had two ended jobs when it was submitted (as :func:`ceiling_bounds`), a bound from each job's
+    habit's true centre and the planted within-habit spread: the median over all the habit's jobs, future ones
+    too, of log memory need and of logit CPU efficiency (need / cores asked), plus z × ``memory_log_sd`` and
     × ``cpu_efficiency_logit_sd`` (``spread``: truth.json ``habit_spread.settings``), capped at the request; the
-    request elsewhere.  At ``level``, z = Φ⁻¹(level) for every job.  With ``price``, each job takes the z of
-    :data:`Z_GRID`, or its request, that frees most net of ``price`` × its chance to miss, 1 − Φ(z): (asked −
-    bound)⁺ × the hours of its time limit / the resource-hours all jobs ask, less ``price`` × (1 − Φ(z)), the
-    misses spent where they free most, as a kill budget would spend them if it knew each habit exactly."""
+    request elsewhere.  At a level τ, z = Φ⁻¹(τ) for every job.  At a price p, each job takes the z of
+    :data:`Z_GRID`, or its request, that frees most net of p × its chance to miss, 1 − Φ(z): (asked − bound)⁺ ×
+    the hours of its time limit / the resource-hours all jobs ask, less p × (1 − Φ(z)), the misses spent where
+    they free most, as a kill budget would spend them if it knew each habit exactly.  The centres are read once
+    for every level and price."""
     import pandas as pd
     from scipy.stats import norm
 
@@ -114,31 +124,30 @@ def planted_bounds(table, spread: dict, *, level: float | None = None, price: fl
 
     habit = habit_codes(table)
     hours = limit_hours(table)
-    z = np.array([norm.ppf(level)]) if price is None else Z_GRID
-    out = {}
+    out: dict = {label: {} for label in hows}
     for target, sd in (("memory", spread["memory_log_sd"]), ("cpus", spread["cpu_efficiency_logit_sd"])):
         y = np.where(eligible(table, target), actual(table, target), np.nan)
         req = request(table, target)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             if target == "memory":
                 x = np.log(np.clip(y, 1.0, None))
             else:
                 e = np.clip(y / req, 1e-4, 1 - 1e-4)
                 x = np.log(e / (1 - e))
-            b = pd.Series(x).groupby(habit).transform("median").to_numpy()[:, None] + z[None, :] * float(sd)
-            v = np.exp(b) if target == "memory" else req[:, None] / (1 + np.exp(-b))
-            v = np.where(np.isfinite(req)[:, None], np.fmin(v, req[:, None]), v)
+        centre = pd.Series(x).groupby(habit).transform("median").to_numpy()
         warm = habit_history(table, target)["habit_count"].to_numpy() >= 2
-        on = warm & eligible(table, target) & np.isfinite(v).all(axis=1)  # the jobs the rules bound, as they do
-        if price is None:
-            pick = v[:, 0]
-        else:
-            asked = np.nansum(np.where(on, req * hours, 0.0))
-            net = np.clip(req[:, None] - v, 0, None) * hours[:, None] / asked - price * norm.sf(z)[None, :]
-            k = np.argmax(np.where(np.isfinite(net), net, -np.inf), axis=1)
-            best = net[np.arange(len(k)), k]
-            pick = np.where(best > 0, v[np.arange(len(k)), k], np.nan)
-        out[target] = np.where(on, pick, np.nan)
+        on = warm & eligible(table, target) & np.isfinite(centre)  # the jobs the rules bound, as they do
+        asked = np.nansum(np.where(on, req * hours, 0.0))
+        grid = _planted(centre, Z_GRID, float(sd), req, target == "memory")
+        for label, how in hows.items():
+            if "price" not in how:
+                pick = _planted(centre, np.array([norm.ppf(how["level"])]), float(sd), req, target == "memory")[:, 0]
+            else:
+                net = np.clip(req[:, None] - grid, 0, None) * hours[:, None] / asked - how["price"] * norm.sf(Z_GRID)
+                k = np.argmax(np.where(np.isfinite(net), net, -np.inf), axis=1)
+                rows = np.arange(len(k))
+                pick = np.where(net[rows, k] > 0, grid[rows, k], np.nan)
+            out[label][target] = np.where(on & np.isfinite(pick), pick, np.nan)
     return out
 
 
@@ -157,10 +166,17 @@ def held(month, r) -> dict:
     return out
 
 
+def best_rule(rules: dict, res: str, coverage: float) -> str | None:
+    """The rule cutting most of ``res`` among those covering ``coverage`` or more."""
+    ok = [r for r, v in rules.items() if v[res]["coverage"] >= coverage]
+    return max(ok, key=lambda r: rules[r][res]["cut"]) if ok else None
+
+
 def against(got: dict, rules: dict, res: str) -> str:
     """``got``'s cut as a multiple of the best rule's cut at ``got``'s coverage or higher."""
-    at = [v[res]["cut"] for v in rules.values() if v[res]["coverage"] >= got["coverage"]]
-    return f"{got['cut'] / max(at):.2f}x" if at and max(at) > 0 else "-"
+    best = best_rule(rules, res, got["coverage"])
+    b = rules[best][res]["cut"] if best else 0.0
+    return f"{got['cut'] / b:.2f}x" if b > 0 else "-"
 
 
 def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None) -> None:
@@ -169,8 +185,8 @@ def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None)
     its level cutting most at the scenario's coverage or higher) would cut against that same rule."""
     for res in ("memory", "cores"):
         m = mine[res]
-        ok = {r: v[res] for r, v in rules.items() if v[res]["coverage"] >= m["coverage"]}
-        best = max(ok, key=lambda r: ok[r]["cut"]) if ok else None
+        best = best_rule(rules, res, m["coverage"])
+        ok = {r: v[res] for r, v in rules.items()}
         b = ok[best]["cut"] if best else float("nan")
         ratio = m["cut"] / b if best and b > 0 else float("inf")
         top = ceiling[res]["cut"]
@@ -226,8 +242,8 @@ def measure(store: Path, label: str) -> None:
     spread = json.loads(truth.read_text()).get("habit_spread", {}).get("settings") if truth.exists() else None
     planted_as = {**{f"at {lv}": {"level": lv} for lv in PLANTED_LEVELS},
                   **{f"priced {p:g} a miss": {"price": p} for p in PLANTED_PRICES}} if spread else {}
-    for what, how in planted_as.items():
-        preds[f"planted {what}"] = planted_bounds(table, spread, **how)
+    for what, bounds in (planted_bounds(table, spread, planted_as) if spread else {}).items():
+        preds[f"planted {what}"] = bounds
     month, _ = build_month(table, cluster, preds, history=history_masks(frame))
     rec = summary.get("recommended") or {}
     name = rec.get("scenario")

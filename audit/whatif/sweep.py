@@ -332,22 +332,21 @@ def recover(sw: Sweep, pools: list, replay, setting: Setting, options: Options, 
         started = None
     marked: list = []
     chosen: list = []  # the leader, then the other contenders
+    ranked: list = []  # the trade-off rows of the scenarios within tolerance, once they have answers
     widened: list = []  # once the leader's copies have ended
-    known: dict = {}
 
     def progress() -> list:
         """Choose the contenders once the scenarios within tolerance have answers; mark the end of the searches."""
         more = []
         if not chosen and tolerable and caps.ended(tolerable):
-            known.update({n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()})
-            rows, _ = tradeoff_rows(scns, full, known, options.tolerance)
-            chosen.extend(contenders(rows))
+            known = {n: capacity_rows(n, f, setting, prices) for n, f in caps.answers(tolerable).items()}
+            ranked.extend(tradeoff_rows(scns, full, known, options.tolerance)[0])
+            chosen.extend(contenders(ranked))
             if shaken is not None:
                 more = shaken.add([s for s in scns if s.name in chosen], caps.answers(chosen))
-        if shaken is not None and len(widened) == 0 and chosen and shaken.ended(chosen[0]):
+        if shaken is not None and not widened and chosen and shaken.ended(chosen[0]):
             widened.append(True)
-            rows, _ = tradeoff_rows(scns, full, known, options.tolerance)
-            others = [n for n in contenders(rows, shaken.result(chosen[0])["nodes_recovered_p5"]) if n not in chosen]
+            others = [n for n in contenders(ranked, shaken.result(chosen[0])["nodes_recovered_p5"]) if n not in chosen]
             chosen.extend(others)
             more += shaken.add([s for s in scns if s.name in others], caps.answers(others))
         if not marked and caps.ended(names):
