@@ -107,7 +107,20 @@ class Cluster:
                 return
             time.sleep(1)
         hosts = subprocess.run(["qstat", "-f"], env=self.env, capture_output=True, text=True).stdout
-        raise TimeoutError(f"Grid Engine jobs did not end in time; qstat:\n{out}\nqstat -f:\n{hosts}")
+        raise TimeoutError(f"Grid Engine jobs did not end in time; qstat:\n{out}\nqstat -f:\n{hosts}\n"
+                           f"execd: {self.execd_alive()}")
+
+    def execd_alive(self) -> str:
+        """Whether the execd of its pid file still runs (a queue shows as unknown only minutes after it died)."""
+        pids = list((self.root / "spool" / "execd").glob("*/execd.pid"))
+        if not pids:
+            return "no pid file"
+        pid = int(pids[0].read_text().split()[0])
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return f"pid {pid} is gone"
+        return f"pid {pid} runs"
 
     def records(self, n: int, deadline: float) -> Path:
         acct = self.root / "default" / "common" / "accounting"
@@ -148,7 +161,7 @@ def bring_up_ahead(skip) -> dict:
             time.sleep(0.5)
         time.sleep(2)
         cluster.run("qdel", str(deleted))
-        cluster.wait_idle(time.time() + 240)  # the rest of the suite runs beside it: a loaded machine
+        cluster.wait_idle(time.time() + 120)
         cluster.records(11, time.time() + 30)  # 6 jobs, 3 array tasks, 2 parallel tasks
         # the execd writes the reservation as use from now on (sge_conf(5) ACCT_RESERVED_USAGE)
         conf = cluster.jobs / "global"
