@@ -108,7 +108,15 @@ class Cluster:
             time.sleep(1)
         hosts = subprocess.run(["qstat", "-f"], env=self.env, capture_output=True, text=True).stdout
         raise TimeoutError(f"Grid Engine jobs did not end in time; qstat:\n{out}\nqstat -f:\n{hosts}\n"
-                           f"execd: {self.execd_alive()}")
+                           f"execd: {self.execd_alive()}\n{self.messages()}")
+
+    def messages(self) -> str:
+        """The last lines the daemons logged (their ``messages`` files), to tell why a job did not end."""
+        out = []
+        for path in sorted((self.root / "spool").glob("**/messages")):
+            lines = path.read_text(errors="replace").splitlines()[-15:]
+            out.append(f"{path.relative_to(self.root)}:\n" + "\n".join(lines))
+        return "\n".join(out) or "no messages files"
 
     def execd_alive(self) -> str:
         """Whether the execd of its pid file still runs (a queue shows as unknown only minutes after it died)."""
