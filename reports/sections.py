@@ -355,18 +355,29 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                      note="The service rule is what is left of the gap once the other causes are counted: capacity "
                           "the scenario freed that its queue, packing and kills' delays still need (negative when "
                           "the held capacity explains more than the gap).")
-    binding = g.get("binding_resource")
+    by_pool = table("oracle_gap_pools", "By pool: the oracle's nodes and the recommended level's, and the causes "
+                                        "in nodes, counted in each pool's binding resource",
+                    [("pool", "text"), ("nodes", "int"), ("binding resource", "text"), ("oracle recovers", "int"),
+                     ("scenario recovers", "int"), ("no history", "num"), ("prediction spread", "num"),
+                     ("kills and re-runs", "num"), ("service rule", "num")],
+                    [[r.get("pool"), r.get("nodes_total"), GAP_RESOURCES.get(r.get("binding_resource"),
+                                                                             r.get("binding_resource")),
+                      r.get("oracle_nodes_recovered"), r.get("nodes_recovered"), r.get("no_history"),
+                      r.get("prediction_spread"), r.get("kills_reruns"), r.get("service_rule")]
+                     for r in g.get("by_pool") or []],
+                    note="A pool's binding resource is the held one whose oracle cut is the most of its nodes' worth; "
+                         "the capacity search turned that cut into the oracle's nodes, and the pool's gaps of that "
+                         "resource and the resource-hours of its kills are converted to nodes at the same rate.",
+                    cls="wrap-head")
     intro = (f"The oracle recovers {fmt.nodes(g.get('oracle_nodes_recovered'))} of {fmt.int(g.get('nodes_total'))} "
              f"nodes; the recommended level ({label}) recovers {fmt.nodes(g.get('nodes_recovered'))}. The first table "
              "shows, resource by resource, what each holds, and how much of the difference is held by jobs with no "
              "history to be right-sized from and how much by the spread of the predictions; the chart and the second "
-             "table count the difference in nodes. Nodes are counted in the binding resource, "
-             f"{GAP_RESOURCES.get(binding, binding)}: the oracle's cut of it is "
-             f"{fmt.number(g.get('oracle_nodes_worth'))} nodes' worth over {fmt.number(g.get('span_hours'))} hours, "
-             f"which the capacity search turned into {fmt.nodes(g.get('oracle_nodes_recovered'))} nodes "
-             f"({fmt.number(g.get('nodes_per_node_worth'))} nodes per node's worth); the gaps of that resource and "
-             "the resource-hours of the kills are converted at that rate.")
-    return {"intro": intro, "tables": [by_res, by_cause], "bars": gap_bars(g, fmt)}
+             "table count the difference in nodes, and the third gives it pool by pool. Each pool's nodes are "
+             "counted in its binding resource, the one whose cut by the oracle is the most of its nodes' worth over "
+             f"the month's {fmt.number(g.get('span_hours'))} hours.")
+    tables = [by_res, by_cause] + ([by_pool] if g.get("by_pool") else [])
+    return {"intro": intro, "tables": tables, "bars": gap_bars(g, fmt)}
 
 
 # --- recommendations ------------------------------------------------------------------------------

@@ -7,14 +7,18 @@ from (no prediction for that resource, or a cold start: fewer than two ended job
 jobs that had one (the spread of their predictions: a bound above the need, or a request kept because the
 stratum's spread made a cut cost more kills than the budget allowed).
 
-By cause, in nodes: the oracle recovers ``N_o`` nodes and the scenario ``N_s``.  The *binding* resource is
-the held one (memory, cores, GPUs) whose oracle cut is the most nodes' worth (the cut over the month's span and
-one node's average capacity of it: ``F_o`` nodes' worth).  The smallest cluster that keeps today's p95 wait and
-bounded slowdown turns the oracle's ``F_o`` into ``N_o`` nodes; at that same rate (``N_o / F_o`` nodes per
-node's worth) the binding resource's no-history gap, its spread gap, and the resource-hours of the attempts
-that were killed (kills and re-runs, beyond the oracle's) are converted to nodes.  The rest of ``N_o − N_s``
-is the service rule's: capacity the scenario freed that its queue, packing and kills' delays still need,
-beyond what the rule costs the oracle.  The four add up to ``N_o − N_s`` by construction.
+By cause, in nodes, pool by pool (pools share no node, and each is searched on its own; a cluster replayed
+whole is one pool): the oracle recovers ``N_o`` of a pool's nodes and the scenario ``N_s``.  The pool's
+*binding* resource is the held one (memory, cores, GPUs) whose oracle cut on the pool's jobs is the most of the
+pool's nodes' worth (the cut over the month's span and one of its nodes' average capacity of it: ``F_o`` nodes'
+worth).  The smallest pool that keeps today's p95 wait and bounded slowdown turns the oracle's ``F_o`` into
+``N_o`` nodes; at that same rate (``N_o / F_o`` nodes per node's worth) the binding resource's no-history gap,
+its spread gap, and the resource-hours of the pool's attempts that were killed (kills and re-runs, beyond the
+oracle's) are converted to nodes.  The rest of ``N_o − N_s`` is the service rule's: capacity the scenario
+freed that its queue, packing and kills' delays still need, beyond what the rule costs the oracle.  The four
+add up to the pool's ``N_o − N_s`` by construction, and the cluster's causes are the sums over its pools.
+A pool's binding resource is its own: a CPU pool's gap is counted in cores or memory even where GPUs are the
+most of the whole cluster's cut.
 """
 
 from __future__ import annotations
@@ -36,9 +40,8 @@ def _held(m, r) -> dict:
             "time": np.where(np.isfinite(r.estimate), r.estimate, m.run) / 3600.0 * cores}
 
 
-def _node_capacity(cluster) -> dict:
-    """One node's average capacity of each resource (GiB, cores, GPUs; cores for the plan)."""
-    groups = getattr(cluster, "groups", ())
+def _node_capacity(cluster, groups) -> dict:
+    """One node's average capacity of each resource over ``groups`` (GiB, cores, GPUs; cores for the plan)."""
     nodes = sum(g.count for g in groups)
     if not nodes:
         procs = float(getattr(cluster, "procs", 0))
@@ -48,11 +51,40 @@ def _node_capacity(cluster) -> dict:
             "gpus": sum(g.count * g.gpus for g in groups) / nodes, "time": cores}
 
 
-def gap_of(scenario, setting, full: dict, capacity: dict, history: dict) -> dict | None:
+def _pools(setting, pools) -> list:
+    """``(name, job mask, node groups, group names)`` of each pool replayed apart (``None``: the whole cluster)."""
+    m, cluster = setting.month, setting.cluster
+    groups = tuple(getattr(cluster, "groups", ()))
+    if pools == [None] or not groups:
+        return [(None, "all", np.ones(len(m), dtype=bool), groups)]
+    out = []
+    for p in pools:
+        names = cluster.pools()[p]
+        out.append((p, "+".join(names), m.pool == p, tuple(g for g in groups if g.name in names)))
+    return out
+
+
+def _recovered(cap: dict, groups) -> int:
+    """Nodes ``cap`` (a capacity row) recovers in ``groups`` (the whole row's without groups)."""
+    by_group = cap.get("recovered_by_group")
+    if not groups or by_group is None:
+        return int(cap["nodes_recovered"])
+    return int(sum(by_group.get(g.name, 0) for g in groups))
+
+
+def _lost(metrics: dict, res: str) -> float:
+    key = {"memory": "lost_mem_gib_hours", "cores": "lost_cpu_hours", "gpus": "lost_gpu_hours"}[res]
+    return float(metrics.get(key, 0.0))
+
+
+def gap_of(scenario, setting, full: dict, capacity: dict, history: dict, pools_full: dict | None = None,
+           pools: list | None = None) -> dict | None:
     """The decomposition for ``scenario`` (a :class:`.scenarios.Scenario`); ``full``: the sweep's full-size
     metrics by scenario name; ``capacity``: its capacity rows by name; ``history``: per target (``memory``,
     ``cpus``, ``gpus``, ``walltime``) a mask over the month's jobs of those with a history to be right-sized
-    from.  None without both capacity searches."""
+    from; ``pools_full``: per scenario name, the full-size metrics of each pool replayed apart (numbers, or
+    ``None`` for the whole cluster), ``pools`` their numbers (default ``[None]``).  None without both capacity
+    searches."""
     m = setting.month
     cap_s, cap_o = capacity.get(scenario.name), capacity.get("oracle")
     if not cap_s or not cap_o or cap_s.get("nodes_recovered") is None or cap_o.get("nodes_recovered") is None:
@@ -61,40 +93,51 @@ def gap_of(scenario, setting, full: dict, capacity: dict, history: dict) -> dict
     asked = _held(m, requests_for(m, Scenario("actual")))
     oracle = _held(m, oracle_requests(m))
     held = _held(m, requests_for(m, scenario))
-    per_node = _node_capacity(setting.cluster)
     target_of = {"memory": "memory", "cores": "cpus", "gpus": "gpus", "time": "walltime"}
-    rows, nodes_worth = [], {}
+    known = {}
+    rows = []
     for res in RESOURCES:
-        known = history.get(target_of[res])
-        known = np.zeros(len(m), dtype=bool) if known is None else known
+        k = history.get(target_of[res])
+        known[res] = np.zeros(len(m), dtype=bool) if k is None else k
         gap = held[res] - oracle[res]
         row = {"resource": res, "unit": UNITS[res], "asked": float(asked[res].sum()),
                "oracle": float(oracle[res].sum()), "held": float(held[res].sum()),
-               "gap": float(gap.sum()), "no_history": float(gap[~known].sum()),
-               "prediction_spread": float(gap[known].sum())}
+               "gap": float(gap.sum()), "no_history": float(gap[~known[res]].sum()),
+               "prediction_spread": float(gap[known[res]].sum())}
         cut = row["asked"] - row["oracle"]
         row["oracle_cut_share"] = cut / row["asked"] if row["asked"] > 0 else None
         row["scenario_cut_share"] = (row["asked"] - row["held"]) / row["asked"] if row["asked"] > 0 else None
         row["share_of_oracle_cut_reached"] = (row["asked"] - row["held"]) / cut if cut > 0 else None
         rows.append(row)
-        scale = per_node[res] * span_h
-        nodes_worth[res] = cut / scale if scale > 0 else 0.0
-    binding = max(("memory", "cores", "gpus"), key=lambda res: (nodes_worth[res], -RESOURCES.index(res)))
+    pools_full = pools_full or {}
+    by_pool = []
+    for p, name, mask, groups in _pools(setting, pools or [None]):
+        per_node = _node_capacity(setting.cluster, groups)
+        worth = {}
+        for res in ("memory", "cores", "gpus"):
+            scale = per_node[res] * span_h
+            worth[res] = float((asked[res][mask] - oracle[res][mask]).sum()) / scale if scale > 0 else 0.0
+        binding = max(("memory", "cores", "gpus"), key=lambda res: (worth[res], -RESOURCES.index(res)))
+        n_o, n_s = _recovered(cap_o, groups), _recovered(cap_s, groups)
+        rate = n_o / worth[binding] if worth[binding] > 0 else 0.0
+        scale = per_node[binding] * span_h / rate if rate > 0 else 0.0
+        gap = held[binding][mask] - oracle[binding][mask]
+        ran_s = (pools_full.get(scenario.name) or {}).get(p, full[scenario.name] if p is None else {})
+        ran_o = (pools_full.get("oracle") or {}).get(p, full["oracle"] if p is None else {})
+        lost_h = _lost(ran_s, binding) - _lost(ran_o, binding)
+        causes = {"no_history": float(gap[~known[binding][mask]].sum()) / scale if scale else 0.0,
+                  "prediction_spread": float(gap[known[binding][mask]].sum()) / scale if scale else 0.0,
+                  "kills_reruns": lost_h / scale if scale else 0.0}
+        causes["service_rule"] = (n_o - n_s) - sum(causes.values())
+        by_pool.append({"pool": name, "nodes_total": sum(g.count for g in groups) or cap_s.get("nodes_total"),
+                        "oracle_nodes_recovered": n_o, "nodes_recovered": n_s, "nodes_gap": n_o - n_s,
+                        "binding_resource": binding, "oracle_nodes_worth": worth[binding],
+                        "nodes_per_node_worth": rate, **causes})
     n_o, n_s = int(cap_o["nodes_recovered"]), int(cap_s["nodes_recovered"])
-    rate = n_o / nodes_worth[binding] if nodes_worth[binding] > 0 else 0.0
-    scale = per_node[binding] * span_h / rate if rate > 0 else 0.0
-    b = next(r for r in rows if r["resource"] == binding)
-    lost = {"memory": "lost_mem_gib_hours", "cores": "lost_cpu_hours", "gpus": "lost_gpu_hours",
-            "time": "lost_cpu_hours"}[binding]
-    lost_h = float(full[scenario.name].get(lost, 0.0)) - float(full["oracle"].get(lost, 0.0))
-    causes = {"no_history": b["no_history"] / scale if scale else 0.0,
-              "prediction_spread": b["prediction_spread"] / scale if scale else 0.0,
-              "kills_reruns": lost_h / scale if scale else 0.0}
-    causes["service_rule"] = (n_o - n_s) - sum(causes.values())
+    totals = {c: sum(row[c] for row in by_pool) for c in CAUSES}
+    totals["service_rule"] += (n_o - n_s) - sum(row["nodes_gap"] for row in by_pool)  # pools not searched apart
     return {"scenario": scenario.name, "nodes_total": cap_s.get("nodes_total"), "oracle_nodes_recovered": n_o,
-            "nodes_recovered": n_s, "nodes_gap": n_o - n_s, "binding_resource": binding, "span_hours": span_h,
-            "oracle_nodes_worth": nodes_worth[binding], "nodes_per_node_worth": rate,
-            "by_resource": rows,
-            "by_cause": [{"cause": c, "nodes": causes[c],
-                          "share": causes[c] / (n_o - n_s) if n_o != n_s else None} for c in CAUSES]}
-
+            "nodes_recovered": n_s, "nodes_gap": n_o - n_s, "span_hours": span_h,
+            "by_resource": rows, "by_pool": by_pool,
+            "by_cause": [{"cause": c, "nodes": totals[c],
+                          "share": totals[c] / (n_o - n_s) if n_o != n_s else None} for c in CAUSES]}

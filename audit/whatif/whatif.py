@@ -26,7 +26,7 @@ from .outputs import summary_of, write_outputs
 from .replays import Setting
 from .runner import Runner
 from .scenarios import PREDICTORS, RULES, actual_requests, to_jobs
-from .sweep import Options, begin, budget_mode, sweep
+from .sweep import Options, begin, budget_mode, pools_of, sweep
 from .to_simulator import to_cluster
 
 TARGETS = ("memory", "cpus", "gpus", "walltime")
@@ -219,7 +219,7 @@ def _gap(sw, setting) -> dict | None:
     if sw.recommended is None:
         return None
     scenario = next(s for s in sw.scenarios if s.name == sw.recommended)
-    return gap_of(scenario, setting, sw.full, sw.capacity, setting.month.history)
+    return gap_of(scenario, setting, sw.full, sw.capacity, setting.month.history, sw.pools_full, pools_of(setting))
 
 
 def _log_stage(name: str, seconds: float) -> None:

@@ -27,7 +27,7 @@ HOSTILE = "<script>alert(1)</script>"
 GAP = {
     "scenario": SCENARIO,
     "nodes_total": 142, "oracle_nodes_recovered": 37, "nodes_recovered": 5, "nodes_gap": 32,
-    "binding_resource": "cores", "span_hours": 439.3, "oracle_nodes_worth": 30.6, "nodes_per_node_worth": 1.21,
+    "span_hours": 439.3,
     "by_resource": [
         {"resource": "memory", "unit": "GiB-h", "asked": 11401795.3, "oracle": 6067545.2, "held": 10985445.3,
          "gap": 4917900.1, "no_history": 3396735.3, "prediction_spread": 1521164.7,
@@ -41,6 +41,14 @@ GAP = {
         {"resource": "time", "unit": "core-h planned", "asked": 9120400.0, "oracle": 2950123.0, "held": 5012345.6,
          "gap": 2062222.6, "no_history": 812.4, "prediction_spread": 2061410.2,
          "oracle_cut_share": 0.6765, "scenario_cut_share": 0.4504, "share_of_oracle_cut_reached": 0.6658},
+    ],
+    "by_pool": [
+        {"pool": "cpu", "nodes_total": 120, "oracle_nodes_recovered": 30, "nodes_recovered": 3, "nodes_gap": 27,
+         "binding_resource": "cores", "oracle_nodes_worth": 25.0, "nodes_per_node_worth": 1.2, "no_history": 17.0,
+         "prediction_spread": 0.3, "kills_reruns": 0.1, "service_rule": 9.6},
+        {"pool": "gpu", "nodes_total": 22, "oracle_nodes_recovered": 7, "nodes_recovered": 2, "nodes_gap": 5,
+         "binding_resource": "gpus", "oracle_nodes_worth": 5.6, "nodes_per_node_worth": 1.25, "no_history": 1.45,
+         "prediction_spread": 0.05, "kills_reruns": 0.0, "service_rule": 3.5},
     ],
     "by_cause": [
         {"cause": "no_history", "nodes": 18.45, "share": 0.577},
@@ -61,6 +69,8 @@ ROWS = [  # resource, unit, asked, oracle holds, scenario holds, gap, no history
     ["GPUs", "GPU-h", "48.2k", "48.2k", "48.2k", "0.00", "0.00", "0.00", "0.0%", "0.0%", "n/a"],
     ["time (as planned)", "core-h planned", "9.1M", "3.0M", "5.0M", "2.1M", "812", "2.1M", "67.7%", "45.0%", "66.6%"],
 ]
+POOLS = [["cpu", "120", "cores", "30", "3", "17.0", "0.30", "0.10", "9.60"],
+         ["gpu", "22", "GPUs", "7", "2", "1.45", "0.05", "0.00", "3.50"]]
 CAUSES = [["no history to right-size from", "18.4", "57.7%"], ["spread of predictions", "0.35", "1.1%"],
           ["kills and re-runs", "0.10", "0.3%"], ["service rule (queueing and packing)", "13.1", "40.9%"]]
 
@@ -139,7 +149,8 @@ def test_gap_table_causes_and_page_one_sentence_in_the_html(tmp_path):
     assert '<svg' in recoverable and 'id="gap-' in recoverable
     for label in ("no history to right-size from", "spread of predictions", "kills and re-runs"):
         assert label in ctx["charts"]["gap"]
-    assert "binding resource, cores" in recoverable and "30.6 nodes&#39; worth over 439 hours" in recoverable
+    assert "the month&#39;s 439 hours" in recoverable
+    assert cells(html, "By pool: the oracle&#39;s nodes") == POOLS
 
 
 def test_the_figures_of_page_one_name_their_source(tmp_path):
@@ -178,7 +189,8 @@ def test_a_null_gap_omits_the_table_the_chart_and_the_sentence(tmp_path, gap):
 
 
 def test_a_hostile_scenario_name_is_escaped(tmp_path):
-    gap = {**copy.deepcopy(GAP), "scenario": HOSTILE, "binding_resource": "<b>cores</b>"}
+    gap = {**copy.deepcopy(GAP), "scenario": HOSTILE}
+    gap["by_pool"][0]["binding_resource"] = "<b>cores</b>"
     gap["by_resource"][0]["unit"] = "<i>GiB-h</i>"
     w = whatif_summary(gap, name="rightsized@0.99/advise")
     w["scenarios"][HOSTILE] = {**w["scenarios"]["actual"], "kind": HOSTILE}
