@@ -52,7 +52,8 @@ def _node_capacity(cluster, groups) -> dict:
 
 
 def _pools(setting, pools) -> list:
-    """``(name, job mask, node groups, group names)`` of each pool replayed apart (``None``: the whole cluster)."""
+    """``(number, name, job mask, node groups)`` of each pool replayed apart (number ``None`` and name ``all``:
+    the whole cluster replayed at once)."""
     m, cluster = setting.month, setting.cluster
     groups = tuple(getattr(cluster, "groups", ()))
     if pools == [None] or not groups:
@@ -122,9 +123,9 @@ def gap_of(scenario, setting, full: dict, capacity: dict, history: dict, pools_f
         rate = n_o / worth[binding] if worth[binding] > 0 else 0.0
         scale = per_node[binding] * span_h / rate if rate > 0 else 0.0
         gap = held[binding][mask] - oracle[binding][mask]
-        ran_s = (pools_full.get(scenario.name) or {}).get(p, full[scenario.name] if p is None else {})
-        ran_o = (pools_full.get("oracle") or {}).get(p, full["oracle"] if p is None else {})
-        lost_h = _lost(ran_s, binding) - _lost(ran_o, binding)
+        ran = {k: (pools_full.get(k) or {}).get(p, full.get(k, {}) if p is None else {})  # the pool's replays
+               for k in (scenario.name, "oracle")}
+        lost_h = _lost(ran[scenario.name], binding) - _lost(ran["oracle"], binding)
         causes = {"no_history": float(gap[~known[binding][mask]].sum()) / scale if scale else 0.0,
                   "prediction_spread": float(gap[known[binding][mask]].sum()) / scale if scale else 0.0,
                   "kills_reruns": lost_h / scale if scale else 0.0}
