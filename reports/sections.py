@@ -323,6 +323,11 @@ def gap_bars(g: dict, fmt: Formatter) -> list[dict]:
              "text": fmt.nodes(c.get("nodes"))} for c in g.get("by_cause") or []]
 
 
+def _picked(rows, keys: tuple, named: str, names: dict) -> list[list]:
+    """Each row's values at ``keys``, the value at ``named`` given by its label in ``names`` (itself when absent)."""
+    return [[names.get(r.get(k), r.get(k)) if k == named else r.get(k) for k in keys] for r in rows or []]
+
+
 def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
     """Where the oracle's capacity went (``gap`` of ``whatif/summary.json``): by resource and by cause in nodes;
     None without it."""
@@ -338,10 +343,9 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                     ("scenario holds", "qty"), ("gap to the oracle", "qty"), ("of which no history", "qty"),
                     ("of which prediction spread", "qty"), ("oracle cut of asked", "pct"),
                     ("scenario cut of asked", "pct"), ("share of the oracle's cut reached", "pct")],
-                   [[GAP_RESOURCES.get(r.get("resource"), r.get("resource")), r.get("unit"), r.get("asked"),
-                     r.get("oracle"), r.get("held"), r.get("gap"), r.get("no_history"), r.get("prediction_spread"),
-                     r.get("oracle_cut_share"), r.get("scenario_cut_share"), r.get("share_of_oracle_cut_reached")]
-                    for r in g.get("by_resource") or []],
+                   _picked(g.get("by_resource"), ("resource", "unit", "asked", "oracle", "held", "gap", "no_history",
+                                                  "prediction_spread", "oracle_cut_share", "scenario_cut_share",
+                                                  "share_of_oracle_cut_reached"), "resource", GAP_RESOURCES),
                    note="Resource-hours held over each job's logged run (time: the core-hours the scheduler plans "
                         "with, time estimate × cores). No history: jobs without a prediction for the resource or "
                         "with fewer than two ended jobs of their habit; prediction spread: the jobs with one.",
@@ -350,8 +354,7 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                      f"By cause: the {fmt.nodes(g.get('nodes_gap'))} nodes between the oracle and the recommended "
                      f"level ({label})",
                      [("cause", "text"), ("nodes", "num"), ("share of the gap", "pct")],
-                     [[GAP_CAUSES.get(c.get("cause"), c.get("cause")), c.get("nodes"), c.get("share")]
-                      for c in g.get("by_cause") or []],
+                     _picked(g.get("by_cause"), ("cause", "nodes", "share"), "cause", GAP_CAUSES),
                      note="The service rule is what is left of the gap once the other causes are counted: capacity "
                           "the scenario freed that its queue, packing and kills' delays still need (negative when "
                           "the held capacity explains more than the gap).")
@@ -360,11 +363,9 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                     [("pool", "text"), ("nodes", "int"), ("binding resource", "text"), ("oracle recovers", "int"),
                      ("scenario recovers", "int"), ("no history", "num"), ("prediction spread", "num"),
                      ("kills and re-runs", "num"), ("service rule", "num")],
-                    [[r.get("pool"), r.get("nodes_total"), GAP_RESOURCES.get(r.get("binding_resource"),
-                                                                             r.get("binding_resource")),
-                      r.get("oracle_nodes_recovered"), r.get("nodes_recovered"), r.get("no_history"),
-                      r.get("prediction_spread"), r.get("kills_reruns"), r.get("service_rule")]
-                     for r in g.get("by_pool") or []],
+                    _picked(g.get("by_pool"), ("pool", "nodes_total", "binding_resource", "oracle_nodes_recovered",
+                                               "nodes_recovered", "no_history", "prediction_spread", "kills_reruns",
+                                               "service_rule"), "binding_resource", GAP_RESOURCES),
                     note="A pool's binding resource is the held one whose oracle cut is the most of its nodes' worth; "
                          "the capacity search turned that cut into the oracle's nodes, and the pool's gaps of that "
                          "resource and the resource-hours of its kills are converted to nodes at the same rate.",
