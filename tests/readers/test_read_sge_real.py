@@ -99,16 +99,11 @@ class Cluster:
                 return parts[4]
         return ""
 
-    def wait_idle(self, deadline: float) -> None:
-        out = ""
-        while time.time() < deadline:
-            out = subprocess.run(["qstat", "-u", "*"], env=self.env, capture_output=True, text=True).stdout
-            if not out.strip():
-                return
-            time.sleep(1)
+    def diagnosis(self) -> str:
+        """What the daemons say when records are late: qstat, the queue, whether the execd runs, their logs."""
+        jobs = subprocess.run(["qstat", "-u", "*"], env=self.env, capture_output=True, text=True).stdout
         hosts = subprocess.run(["qstat", "-f"], env=self.env, capture_output=True, text=True).stdout
-        raise TimeoutError(f"Grid Engine jobs did not end in time; qstat:\n{out}\nqstat -f:\n{hosts}\n"
-                           f"execd: {self.execd_alive()}\n{self.messages()}")
+        return f"qstat:\n{jobs}\nqstat -f:\n{hosts}\nexecd: {self.execd_alive()}\n{self.messages()}"
 
     def messages(self) -> str:
         """The last lines the daemons logged (their ``messages`` files), to tell why a job did not end."""
@@ -131,12 +126,19 @@ class Cluster:
         return f"pid {pid} runs"
 
     def records(self, n: int, deadline: float) -> Path:
+        """The accounting file once it holds ``n`` records.  The records are what the test reads, so they are
+        waited for rather than an empty qstat: a deleted job has been seen to stay "dr", and a parallel job
+        "r", for minutes after the qmaster logged the deleted job's end."""
         acct = self.root / "default" / "common" / "accounting"
+        rows: list[str] = []
         while time.time() < deadline:
-            if acct.exists() and sum(1 for ln in acct.read_text().splitlines() if ln and ln[0] != "#") >= n:
+            rows = [ln for ln in acct.read_text().splitlines() if ln and ln[0] != "#"] if acct.exists() else []
+            if len(rows) >= n:
                 return acct
             time.sleep(1)
-        raise TimeoutError("the accounting file lacks records")
+        jobs = sorted(ln.split(":")[5] if ln.count(":") >= 5 else "?" for ln in rows)
+        raise TimeoutError(f"the accounting file holds {len(rows)} of {n} records (jobs {', '.join(jobs)});\n"
+                           f"{self.diagnosis()}")
 
 
 def bring_up_ahead(skip) -> dict:
@@ -169,8 +171,7 @@ def bring_up_ahead(skip) -> dict:
             time.sleep(0.5)
         time.sleep(2)
         cluster.run("qdel", str(deleted))
-        cluster.wait_idle(time.time() + 120)
-        cluster.records(11, time.time() + 30)  # 6 jobs, 3 array tasks, 2 parallel tasks
+        cluster.records(11, time.time() + 150)  # 6 jobs, 3 array tasks, 2 parallel tasks
         # the execd writes the reservation as use from now on (sge_conf(5) ACCT_RESERVED_USAGE)
         conf = cluster.jobs / "global"
         conf.write_text(re.sub(r"(?m)^execd_params\s.*$", "execd_params ACCT_RESERVED_USAGE=true",
@@ -178,8 +179,7 @@ def bring_up_ahead(skip) -> dict:
         cluster.run("qconf", "-Mconf", str(conf))
         time.sleep(8)
         cluster.submit("reserved", "-b", "y", "/bin/sleep", "12")
-        cluster.wait_idle(time.time() + 60)
-        acct = cluster.records(12, time.time() + 30)
+        acct = cluster.records(12, time.time() + 90)
     except BaseException:
         stop()
         raise
