@@ -2,6 +2,8 @@
 
 TERMS = (
     ("Allocated", "What a job held from the scheduler (cores, memory, GPUs) for its whole run, used or not."),
+    ("Binding resource", "Of a pool: the resource (memory, cores or GPUs) whose cut by the oracle is the most of "
+                         "the pool's nodes' worth; the pool's gap to the oracle is counted in it."),
     ("Bounded slowdown", "A job's time from submission to end over its run time (runs under 10 s count as 10 s); "
                          "1 means it never waited."),
     ("Calibrated prediction at pXX", "A job's predicted need, from its user's and job family's past only, set so "
@@ -31,6 +33,9 @@ TERMS = (
     ("Recoverable capacity", "Nodes the cluster could do without, at the recommended level, keeping today's "
                              "service; the interval comes from shaken copies of the month."),
     ("Resource-hours", "A resource held for a time: core-h, GiB-h, GPU-h, node-h."),
+    ("Service rule", "Of the gap to the oracle: the nodes left once no history, the spread of predictions and "
+                     "kills are counted; capacity freed that the queue and the packing of jobs onto nodes still "
+                     "need to keep today's service."),
     ("Shaken mean", "A contender's nodes recovered on average over the month as it ran and its shaken copies "
                     "(every submission moved by up to 5 minutes)."),
     ("Tolerance", "The largest share of jobs the recommended level may kill."),
