@@ -7,6 +7,11 @@ collection is done, moves their modules' tests to the end of the run, and the re
 Each such module names its start in a function ``bring_up_ahead(skip) -> dict`` (``skip(reason)`` when the service
 cannot run here) and its module fixture takes the result with ``take``; what it takes, it stops.
 
+The thread shares its process with the tests that run meanwhile, so a test must not replace what the whole
+process uses (``time.time``, ``time.sleep``: patch the name where the code under test looks it up), and the
+starts time their waits on the monotonic clock.  A test that replaced ``time.time`` with a fixed clock once
+ended the Grid Engine's wait for its jobs at once, in about one run in five.
+
 The services start in the reverse of the order their modules run: the first Slurm started owns munged, which
 ``stop-slurm.sh`` stops only with the cluster that started it, so it is the last one stopped.
 """

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from time import sleep
 from types import MappingProxyType
 
 #: the fields of the sacct text export (any order reads; this one is the README's)
@@ -202,7 +203,7 @@ class CommandRunner:
             seconds = time.perf_counter() - t
             if code == 0 or attempts > self.retries:
                 return Ran(name, argv, code, seconds, out, err[-2000:], attempts)
-            time.sleep(self.pause_s)
+            sleep(self.pause_s)
 
 
 @dataclass
@@ -332,7 +333,7 @@ def copy_file(source, folder, relative: str, *, retries: int = 1, pause_s: float
             if attempts > retries:
                 return Copied("copy", ("copy", str(source)), 1, time.perf_counter() - t,
                               f"cannot read: {exc}"[-2000:], attempts)
-        time.sleep(pause_s)
+        sleep(pause_s)
 
 
 def run_into(runner, manifest, folder, name: str, *, queue: str | None = None, hostgroup: str | None = None,

@@ -243,7 +243,7 @@ def test_a_command_failing_twice_is_recorded_and_the_collection_goes_on(tmp_path
 
 def test_the_cli_exits_4_when_commands_failed(tmp_path, accounting, pbs_conf, monkeypatch):
     shim = Shim(tmp_path, canned({"pbsnodes -av": 5}))
-    monkeypatch.setattr("audit.collect.commands.time.sleep", lambda s: None)
+    monkeypatch.setattr("audit.collect.commands.sleep", lambda s: None)  # this module's pause, not time.sleep
     from audit.cli import main
 
     env = {**shim.env, **pbs_conf, "PATH": shim.env["PATH"]}

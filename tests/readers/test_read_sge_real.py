@@ -126,12 +126,12 @@ class Cluster:
         return f"pid {pid} runs"
 
     def records(self, n: int, deadline: float) -> Path:
-        """The accounting file once it holds ``n`` records.  The records are what the test reads, so they are
-        waited for rather than an empty qstat: a deleted job has been seen to stay "dr", and a parallel job
-        "r", for minutes after the qmaster logged the deleted job's end."""
+        """The accounting file once it holds ``n`` records (what the test reads), by ``deadline`` on the
+        monotonic clock: this runs in a thread beside the rest of the suite, so a wall clock a test replaces
+        must not end its wait."""
         acct = self.root / "default" / "common" / "accounting"
         rows: list[str] = []
-        while time.time() < deadline:
+        while time.monotonic() < deadline:
             rows = [ln for ln in acct.read_text().splitlines() if ln and ln[0] != "#"] if acct.exists() else []
             if len(rows) >= n:
                 return acct
@@ -166,12 +166,12 @@ def bring_up_ahead(skip) -> dict:
         cluster.submit("tight", "-pe", "smp", "2", "tight.sh")
         cluster.submit("mem", "-l", "h_vmem=1G", "-b", "y", "python3", str(cluster.jobs / "hold.py"), "200", "6")
         deleted = cluster.submit("del", "-b", "y", "/bin/sleep", "100")
-        deadline = time.time() + 60
-        while cluster.state(deleted) != "r" and time.time() < deadline:
+        deadline = time.monotonic() + 60
+        while cluster.state(deleted) != "r" and time.monotonic() < deadline:
             time.sleep(0.5)
         time.sleep(2)
         cluster.run("qdel", str(deleted))
-        cluster.records(11, time.time() + 150)  # 6 jobs, 3 array tasks, 2 parallel tasks
+        cluster.records(11, time.monotonic() + 150)  # 6 jobs, 3 array tasks, 2 parallel tasks
         # the execd writes the reservation as use from now on (sge_conf(5) ACCT_RESERVED_USAGE)
         conf = cluster.jobs / "global"
         conf.write_text(re.sub(r"(?m)^execd_params\s.*$", "execd_params ACCT_RESERVED_USAGE=true",
@@ -179,7 +179,7 @@ def bring_up_ahead(skip) -> dict:
         cluster.run("qconf", "-Mconf", str(conf))
         time.sleep(8)
         cluster.submit("reserved", "-b", "y", "/bin/sleep", "12")
-        acct = cluster.records(12, time.time() + 90)
+        acct = cluster.records(12, time.monotonic() + 90)
     except BaseException:
         stop()
         raise

@@ -3,6 +3,7 @@ and the URL fetcher that refuses every remote URL before any network is touched.
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -180,12 +181,19 @@ PAGE = ('<html><head><style>body { font-family: "DejaVu Sans"; }</style></head>'
 
 def _rendered(tmp_path, name, clock, monkeypatch, **kw) -> bytes:
     """The PDF of PAGE written with fontTools subsetting (as without HarfBuzz-Subset) while the clock reads
-    ``clock`` (seconds since 1970)."""
+    ``clock`` (seconds since 1970) for the fonts' ``head`` table.  Only the head table's reading of the clock is
+    replaced (as fontTools reads it: ``SOURCE_DATE_EPOCH`` when set), not ``time.time``: the services the
+    session starts in a thread of this process time their waits with the real clock."""
     import fontTools.misc.timeTools as tt
+    import fontTools.ttLib.tables._h_e_a_d as head
     import weasyprint.pdf.fonts as wfonts
 
+    def now() -> int:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH")
+        return int(epoch if epoch is not None else clock) - tt.epoch_diff
+
     monkeypatch.setattr(wfonts, "harfbuzz_subset", None)
-    monkeypatch.setattr(tt.time, "time", lambda: clock)
+    monkeypatch.setattr(head, "timestampNow", now)
     return render.html_to_pdf(PAGE, tmp_path / name, **kw).read_bytes()
 
 
@@ -197,7 +205,7 @@ def test_fonts_subset_by_fonttools_are_dated_by_the_stamp_not_the_clock(tmp_path
     stamp = "2026-10-31T00:00:00+00:00"
     first = _rendered(tmp_path, "c.pdf", 1.7e9, monkeypatch, created=stamp)
     assert _rendered(tmp_path, "d.pdf", 1.7e9 + 86400, monkeypatch, created=stamp) == first
-    assert "SOURCE_DATE_EPOCH" not in __import__("os").environ  # set for the write only
+    assert "SOURCE_DATE_EPOCH" not in os.environ  # set for the write only
 
 
 def test_epoch_of_a_stamp_by_hand():
