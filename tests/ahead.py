@@ -9,7 +9,8 @@ cannot run here) and its module fixture takes the result with ``take``; what it 
 
 The thread shares its process with the tests that run meanwhile, so a test must not replace what the whole
 process uses (``time.time``, ``time.sleep``: patch the name where the code under test looks it up), and the
-starts time their waits on the monotonic clock.  A test that replaced ``time.time`` with a fixed clock once
+starts time their waits on the monotonic clock, with ``monotonic`` and ``sleep`` taken by name as their module
+is imported, out of reach of a later patch of the ``time`` module.  A test that replaced ``time.time`` with a fixed clock once
 ended the Grid Engine's wait for its jobs at once, in about one run in five.
 
 The services start in the reverse of the order their modules run: the first Slurm started owns munged, which

@@ -22,8 +22,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from time import monotonic, sleep
 
 import numpy as np
 import pandas as pd
@@ -115,10 +115,10 @@ def _sbatch(env: dict, workdir: Path, *args: str) -> int:
 
 
 def _wait_running(env: dict, job: int, deadline: float) -> None:
-    while time.monotonic() < deadline:
+    while monotonic() < deadline:
         if _run(["squeue", "-h", "-j", str(job), "-o", "%T"], env, check=False).strip() == "RUNNING":
             return
-        time.sleep(0.5)
+        sleep(0.5)
     raise TimeoutError(f"job {job} did not start")
 
 
@@ -133,10 +133,10 @@ def _settled_dumps(env: dict, deadline: float) -> tuple[str, str]:
     while True:
         before = _dump_text(env)
         json_text = _run(["sacct", "--json", "--allusers", "--duplicates", "--starttime", "2000-01-01"], env)
-        time.sleep(2)
+        sleep(2)
         if _dump_text(env) == before:
             return before, json_text
-        if time.monotonic() > deadline:
+        if monotonic() > deadline:
             pytest.fail("sacct output kept changing after every job ended")
 
 
@@ -220,7 +220,7 @@ def _submit(env: dict, state: Path) -> dict:
     py = f"{sys.executable} {work / 'worker.py'}"
     ids: dict[str, int] = {}
     t_submit = pd.Timestamp.now(tz="UTC").floor("s")
-    start = time.monotonic()
+    start = monotonic()
     deadline = start + WAIT_S
     # the slowest first: a one-minute limit on a job that would sleep five
     ids["timeout"] = _sbatch(env, work, "-J", "timeout", "--mem=100M", "--time=1", "--wrap", "sleep 300")
@@ -237,7 +237,7 @@ def _submit(env: dict, state: Path) -> dict:
     ids["cancel"] = _sbatch(env, work, "-J", "cancel", "--mem=100M", "--time=5", "--wrap", "sleep 300")
     t_submitted = pd.Timestamp.now(tz="UTC").ceil("s")
     _wait_running(env, ids["cancel"], deadline)
-    time.sleep(1)
+    sleep(1)
     _run(["scancel", str(ids["cancel"])], env)
     return {"work": work, "ids": ids, "t_submit": t_submit, "t_submitted": t_submitted, "start": start}
 
@@ -248,13 +248,13 @@ def run(slurm):
     env, state = slurm["env"], slurm["state"]
     sub = slurm["submitted"]
     work, ids, t_submit, t_submitted = sub["work"], sub["ids"], sub["t_submit"], sub["t_submitted"]
-    deadline = max(sub["start"] + WAIT_S, time.monotonic() + 30)
+    deadline = max(sub["start"] + WAIT_S, monotonic() + 30)
     n_jobs = len(ids) + 2  # three array tasks
     text = _dump_text(env)
     while not _all_ended(text, n_jobs):
-        if time.monotonic() > deadline:
+        if monotonic() > deadline:
             pytest.fail(f"jobs did not end within {WAIT_S} s:\n{text}")
-        time.sleep(2)
+        sleep(2)
         text = _dump_text(env)
     text, json_text = _settled_dumps(env, deadline)
     txt_path = work / "sacct.txt"

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from time import monotonic, sleep
 
 import pandas as pd
 import pytest
@@ -54,11 +55,11 @@ def bring_up_ahead(skip) -> dict:
             raise RuntimeError(f"{exc}\n{_log_tails(state / 'log')}") from None
         out = _run(["bash", str(TOOLS / "submit-all.sh")], env, timeout=120)
         cluster["ids"] = ids = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
-        cluster["deadline"] = deadline = time.monotonic() + 240
+        cluster["deadline"] = deadline = monotonic() + 240
         while _run(["squeue", "-h", "-j", ids["cancel"], "-o", "%T"], env, check=False).strip() != "RUNNING":
-            if time.monotonic() > deadline:
+            if monotonic() > deadline:
                 raise TimeoutError("the job to cancel never started")
-            time.sleep(0.5)
+            sleep(0.5)
         _run(["scancel", ids["cancel"]], env)
     except BaseException:
         _stop(env, state)
@@ -72,12 +73,12 @@ def pilot(started_ahead):
     the shim; stopped and removed afterwards."""
     env, state, ids = started_ahead["env"], started_ahead["state"], started_ahead["ids"]
     try:
-        deadline = max(started_ahead["deadline"], time.monotonic() + 30)
+        deadline = max(started_ahead["deadline"], monotonic() + 30)
         while _run(["squeue", "-h"], env, check=False).strip():
-            if time.monotonic() > deadline:
+            if monotonic() > deadline:
                 pytest.fail("jobs did not end")
-            time.sleep(2)
-        time.sleep(5)  # accounting of the last steps lands a moment after the job ends
+            sleep(2)
+        sleep(5)  # accounting of the last steps lands a moment after the job ends
         shim, log = _shim(state)
         run_env = {**env, "PATH": f"{shim}:{env['PATH']}", "SHIM_LOG": str(log)}
         collected = subprocess.run([sys.executable, "-m", "audit.cli", "collect", "slurm", "--since", "1d",

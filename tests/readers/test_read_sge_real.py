@@ -21,8 +21,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+from time import monotonic, sleep
 
 import pandas as pd
 import pytest
@@ -131,11 +131,11 @@ class Cluster:
         must not end its wait."""
         acct = self.root / "default" / "common" / "accounting"
         rows: list[str] = []
-        while time.monotonic() < deadline:
+        while monotonic() < deadline:
             rows = [ln for ln in acct.read_text().splitlines() if ln and ln[0] != "#"] if acct.exists() else []
             if len(rows) >= n:
                 return acct
-            time.sleep(1)
+            sleep(1)
         jobs = sorted(ln.split(":")[5] if ln.count(":") >= 5 else "?" for ln in rows)
         raise TimeoutError(f"the accounting file holds {len(rows)} of {n} records (jobs {', '.join(jobs)});\n"
                            f"{self.diagnosis()}")
@@ -166,20 +166,20 @@ def bring_up_ahead(skip) -> dict:
         cluster.submit("tight", "-pe", "smp", "2", "tight.sh")
         cluster.submit("mem", "-l", "h_vmem=1G", "-b", "y", "python3", str(cluster.jobs / "hold.py"), "200", "6")
         deleted = cluster.submit("del", "-b", "y", "/bin/sleep", "100")
-        deadline = time.monotonic() + 60
-        while cluster.state(deleted) != "r" and time.monotonic() < deadline:
-            time.sleep(0.5)
-        time.sleep(2)
+        deadline = monotonic() + 60
+        while cluster.state(deleted) != "r" and monotonic() < deadline:
+            sleep(0.5)
+        sleep(2)
         cluster.run("qdel", str(deleted))
-        cluster.records(11, time.monotonic() + 150)  # 6 jobs, 3 array tasks, 2 parallel tasks
+        cluster.records(11, monotonic() + 150)  # 6 jobs, 3 array tasks, 2 parallel tasks
         # the execd writes the reservation as use from now on (sge_conf(5) ACCT_RESERVED_USAGE)
         conf = cluster.jobs / "global"
         conf.write_text(re.sub(r"(?m)^execd_params\s.*$", "execd_params ACCT_RESERVED_USAGE=true",
                                cluster.run("qconf", "-sconf", "global")))
         cluster.run("qconf", "-Mconf", str(conf))
-        time.sleep(8)
+        sleep(8)
         cluster.submit("reserved", "-b", "y", "/bin/sleep", "12")
-        acct = cluster.records(12, time.monotonic() + 90)
+        acct = cluster.records(12, monotonic() + 90)
     except BaseException:
         stop()
         raise
