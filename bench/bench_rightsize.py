@@ -186,12 +186,11 @@ def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None)
     for res in ("memory", "cores"):
         m = mine[res]
         best = best_rule(rules, res, m["coverage"])
-        ok = {r: v[res] for r, v in rules.items()}
-        b = ok[best]["cut"] if best else float("nan")
+        b = rules[best][res]["cut"] if best else float("nan")
         ratio = m["cut"] / b if best and b > 0 else float("inf")
         top = ceiling[res]["cut"]
         print(f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} % held; best rule at the "
-              f"same or higher coverage: {best} ({ok[best]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
+              f"same or higher coverage: {best} ({rules[best][res]['coverage']:.4f}, cuts {100 * b:.1f} %) -> {ratio:.2f}x "
               f"(target >= 1.5x); history ceiling {100 * top:.1f} % = {top / b:.2f}x that rule" if best else
               f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} %; no rule covers as many "
               f"jobs; history ceiling {100 * top:.1f} %")
