@@ -12,16 +12,16 @@ from audit.accounting.account import account_jobs
 from audit.ingest import read_inputs
 from audit.synthetic import generate
 
-from .common import DATA, peak_rss_mib, timed
+from .common import DATA, current, made, peak_rss_mib, timed
 
 JOBS = 122_000
 
 
 def month_dir():
     out = DATA / "month"
-    truth = out / "truth.json"
-    if not (out / "sacct.txt").exists() or "gpu_by_usage_source" not in truth.read_text():
+    if not current(out):
         generate(out, jobs=JOBS, days=30.0, seed=1, write_telemetry=False)
+        made(out)
     return out
 
 

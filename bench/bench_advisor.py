@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from .bench_account import month_dir
-from .common import DATA, timed
+from .common import DATA, current, made, timed
 from .planted_users import over_requesting, planted_check, script_of
 
 RUNS = 7
@@ -28,8 +28,9 @@ def month_store() -> Path:
     from audit.ingest import ingest
 
     store = DATA / "month_store"
-    if not (store / "jobs.parquet").exists():
+    if not current(store):
         ingest([month_dir() / "sacct.txt", month_dir() / "cluster.toml"], store)
+        made(store)
     return store
 
 

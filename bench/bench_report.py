@@ -22,17 +22,19 @@ from reports.render import html_to_pdf, render_html
 from reports.run import read_run
 from reports.tables import write_tables
 
-from .common import DATA, peak_rss_mib
+from .common import DATA, current, made, peak_rss_mib
 
 TARGET_S = 30.0
 
 
 def run_dir():
     month, run = DATA / "report-month", DATA / "report-run"
-    if not (month / "sacct.txt").exists():
+    if not current(month):
         generate(month, jobs=122_000, days=30.0, seed=1)
-    if not (run / "jobs.parquet").exists():
+        made(month)
+    if not current(run):
         ingest([month], run)
+        made(run)
     jobs, shape = read_table([run])
     acc = account_jobs(jobs, cluster_shape=shape)
     write_account(acc, run)

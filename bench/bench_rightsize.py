@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import DATA
+from .common import DATA, current, made
 
 #: (statistic, margin, ended jobs needed) of the rules weighed against the scenario: the history max with every
 #: margin a site might choose (0 % to 200 %), so that "the best rule at the same or higher coverage" is found on
@@ -57,9 +57,10 @@ def fortnight_store() -> Path:
 
     root = DATA / "rightsize_fortnight"
     store = root / "store"
-    if not (store / "jobs.parquet").exists():
+    if not current(root):
         generate(root / "trace", jobs=40_000, days=14.0, seed=11, write_telemetry=False)
         ingest([root / "trace"], store)
+        made(root)
     return store
 
 

@@ -64,8 +64,10 @@ def _scaled_cluster_toml() -> str:
 
 def prepare_month() -> Path:
     """Generate (once) the month on the scaled cluster and store its simulator columns."""
+    from .common import current, made
+
     cached = MONTH / "jobs.npz"
-    if cached.exists():
+    if current(MONTH):
         return cached
     import numpy as np
 
@@ -79,6 +81,7 @@ def prepare_month() -> Path:
     generate(MONTH / "trace", jobs=MONTH_JOBS, days=30.0, seed=1, cluster_spec=spec, write_telemetry=False)
     jobs = to_jobs(read_sacct(MONTH / "trace" / "sacct.txt").jobs).jobs
     np.savez(cached, **{k: (v.astype(str) if v.dtype == object else v) for k, v in jobs.columns.items()})
+    made(MONTH)
     return cached
 
 
@@ -171,7 +174,9 @@ def main() -> None:
     else:
         print(f"simulate EASY HPC2N: skipped ({HPC2N} not present)")
     t = time.perf_counter()
-    fresh = not (MONTH / "jobs.npz").exists()
+    from .common import current
+
+    fresh = not current(MONTH)
     prepare_month()
     if fresh:
         print(f"simulate month: generated and converted the {MONTH_JOBS:,}-job month in {time.perf_counter() - t:.0f} s")

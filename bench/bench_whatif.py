@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from .common import DATA
+from .common import DATA, current, made
 
 JOBS = 122_000
 
@@ -25,9 +25,10 @@ def month_store():
 
     root = DATA / "whatif_month"
     store = root / "store"
-    if not (store / "jobs.parquet").exists():
+    if not current(root):
         generate(root / "trace", jobs=JOBS, days=30.0, seed=1)
         ingest([root / "trace"], store)
+        made(root)
     return store
 
 
