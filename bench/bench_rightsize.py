@@ -11,6 +11,9 @@ whole cores; a job without a bound keeps its request):
   KRR's 14-day max, VPA's 8-day p90, Autopilot's decayed p98, plus their margins), each as a scenario of its
   own: the best cut among the rules covering at least as many jobs.  Target: the scenario cuts at least 1.5×
   as much, per resource;
+- the same comparison on the jobs predicted alone (those submitted after the first origin: the jobs of the
+  warm-up keep their request, there being nothing ended yet to calibrate on, while a rule cuts them as soon as
+  two of a habit's jobs ended): where the target fails, how much of the shortfall is the warm-up's;
 - the history ceiling: each job's own need where its habit had two ended jobs at its submission, the request
   elsewhere (what a perfect predictor of the jobs with a history would cut, keeping the others at their
   request), and its ratio to that same best rule: where it is under 1.5×, only cuts of jobs without a history
@@ -152,8 +155,9 @@ def planted_bounds(table, spread: dict, hows: dict) -> dict:
     return out
 
 
-def held(month, r) -> dict:
-    """Coverage and cut of memory and cores under requests ``r``."""
+def held(month, r, only: dict | None = None) -> dict:
+    """Coverage and cut of memory and cores under requests ``r``; with ``only`` (``{resource: mask}``), over
+    those jobs alone."""
     from audit.whatif.scenarios import actual_requests
 
     a = actual_requests(month)
@@ -161,9 +165,11 @@ def held(month, r) -> dict:
     out = {}
     for res, given, asked, need in (("memory", r.mem, a.mem, month.mem_peak),
                                     ("cores", r.cpus / month.cpu_unit, a.cpus / month.cpu_unit, month.cpu_need)):
-        known = np.isfinite(need)
+        on = only[res] if only else np.ones(len(run), dtype=bool)
+        known = np.isfinite(need) & on
         out[res] = {"coverage": float((need[known] <= given[known] * (1 + 1e-9)).mean()),
-                    "cut": 1.0 - float((given * run).sum() / (asked * run).sum())}
+                    "cut": 1.0 - float((given * run)[on].sum() / (asked * run)[on].sum()),
+                    "share": float((asked * run)[on].sum() / (asked * run).sum())}
     return out
 
 
@@ -180,10 +186,12 @@ def against(got: dict, rules: dict, res: str) -> str:
     return f"{got['cut'] / b:.2f}x" if b > 0 else "-"
 
 
-def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None) -> None:
+def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None, scored: tuple | None = None) -> None:
     """Per resource, the scenario's coverage and cut against the best rule covering at least as many jobs, and
     what the history ceiling (:func:`ceiling_bounds`) and the planted-truth oracle (:func:`planted_bounds`, at
-    its level cutting most at the scenario's coverage or higher) would cut against that same rule."""
+    its level cutting most at the scenario's coverage or higher) would cut against that same rule; with
+    ``scored`` (the scenario's and the rules' figures over the jobs predicted), the same comparison on those
+    jobs alone."""
     for res in ("memory", "cores"):
         m = mine[res]
         best = best_rule(rules, res, m["coverage"])
@@ -195,6 +203,15 @@ def compare(mine: dict, rules: dict, ceiling: dict, planted: dict | None = None)
               f"(target >= 1.5x); history ceiling {100 * top:.1f} % = {top / b:.2f}x that rule" if best else
               f"    {res}: scenario covers {m['coverage']:.4f}, cuts {100 * m['cut']:.1f} %; no rule covers as many "
               f"jobs; history ceiling {100 * top:.1f} %")
+        if scored:
+            sm, sr = scored[0][res], scored[1]
+            sb = best_rule(sr, res, sm["coverage"])
+            c = sr[sb][res]["cut"] if sb else 0.0
+            if c > 0:
+                print(f"      on the jobs predicted (submitted after the first origin; {100 * sm['share']:.1f} % of the "
+                      f"{'GiB' if res == 'memory' else 'core'}-hours asked): scenario covers {sm['coverage']:.4f}, "
+                      f"cuts {100 * sm['cut']:.1f} %; best rule there at the same or higher coverage: {sb} "
+                      f"({sr[sb][res]['coverage']:.4f}, cuts {100 * c:.1f} %) -> {sm['cut'] / c:.2f}x")
         if planted and best:
             up = {lv: v[res] for lv, v in planted.items() if v[res]["coverage"] >= m["coverage"]}
             if up:
@@ -219,7 +236,7 @@ def measure(store: Path, label: str) -> None:
 
     from audit.ingest import read_table
     from audit.whatif import Options
-    from audit.whatif.month import build_month, history_masks
+    from audit.whatif.month import STEMS, build_month, history_masks
     from audit.whatif.scenarios import Scenario, requests_for
     from audit.whatif.to_simulator import to_cluster
     from audit.whatif.whatif import predictions_for
@@ -244,7 +261,13 @@ def measure(store: Path, label: str) -> None:
                   **{f"priced {p:g} a miss": {"price": p} for p in PLANTED_PRICES}} if spread else {}
     for what, bounds in (planted_bounds(table, spread, planted_as) if spread else {}).items():
         preds[f"planted {what}"] = bounds
+    # the jobs predicted (a stratum given: submitted after the first origin), carried as a predictor's values so
+    # that they come out in the month's rows
+    preds["scored"] = {t: np.where(frame[f"stratum_{STEMS[t]}"].notna().to_numpy(), 0.0, np.nan)
+                       for t in ("memory", "cpus")}
     month, _ = build_month(table, cluster, preds, history=history_masks(frame))
+    only = {"memory": np.isfinite(month.predictions["scored"]["memory"]),
+            "cores": np.isfinite(month.predictions["scored"]["cpus"])}
     rec = summary.get("recommended") or {}
     name = rec.get("scenario")
     print(f"{label}: {len(table):,} jobs, reclaim whatif {took:.0f} s; recommended {name}: "
@@ -252,7 +275,9 @@ def measure(store: Path, label: str) -> None:
           f"({1000 * (rec.get('kills') or 0) / max(1, summary['jobs']):.1f} per 1,000 jobs)")
     if name is None:
         return
-    rules = {r: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=r))) for r in RULES}
+    asks = {r: requests_for(month, Scenario("rightsized", mode="advise", predictor=r)) for r in RULES}
+    rules = {r: held(month, q) for r, q in asks.items()}
+    rules_scored = {r: held(month, q, only) for r, q in asks.items()}
     ceiling = held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor="ceiling")))
     planted = {what: held(month, requests_for(month, Scenario("rightsized", mode="advise", predictor=f"planted {what}")))
                for what in planted_as}
@@ -263,7 +288,8 @@ def measure(store: Path, label: str) -> None:
         row = next((r for r in summary.get("tradeoff", []) if r["scenario"] == which), {})
         print(f"  {which}{' (recommended)' if which == name else ''}: {row.get('nodes_recovered')} nodes, "
               f"{row.get('kills')} kills")
-        compare(held(month, requests_for(month, scen)), rules, ceiling, planted)
+        q = requests_for(month, scen)
+        compare(held(month, q), rules, ceiling, planted, (held(month, q, only), rules_scored))
     worst, atom = [], []
     for target, per in (summary.get("coverage_by_stratum") or {}).items():
         for lv, row in per.items():
