@@ -117,8 +117,10 @@ def planted_bounds(table, spread: dict, hows: dict) -> dict:
     request elsewhere.  At a level τ, z = Φ⁻¹(τ) for every job.  At a price p, each job takes the z of
     :data:`Z_GRID`, or its request, that frees most net of p × its chance to miss, 1 − Φ(z): (asked − bound)⁺ ×
     the hours of its time limit / the resource-hours all jobs ask, less p × (1 − Φ(z)), the misses spent where
-    they free most, as a kill budget would spend them if it knew each habit exactly.  The centres are read once
-    for every level and price."""
+    they free most, as a kill budget would spend them if it knew each habit exactly.  A habit whose jobs all need
+    the same whole cores (single-threaded: one busy thread whatever the allocation; an MPI habit at the
+    generator's efficiency floor of 0.5) is bounded at that many cores, which no spread of logit efficiency
+    gives.  The centres are read once for every level and price."""
     import pandas as pd
     from scipy.stats import norm
 
@@ -143,9 +145,16 @@ def planted_bounds(table, spread: dict, hows: dict) -> dict:
         on = warm & eligible(table, target) & np.isfinite(centre)  # the jobs the rules bound, as they do
         asked = np.nansum(np.where(on, req * hours, 0.0))
         grid = _planted(centre, Z_GRID, float(sd), req, target == "memory")
+        whole = np.full(len(y), np.nan)
+        if target == "cpus":
+            g = pd.Series(np.ceil(y - 1e-9)).groupby(habit)
+            top, low = g.transform("max").to_numpy(), g.transform("min").to_numpy()
+            whole = np.where(top == low, np.fmin(top, req), np.nan)  # every job of the habit needs these cores
+            grid = np.where(np.isfinite(whole)[:, None], whole[:, None], grid)
         for label, how in hows.items():
             if "price" not in how:
                 pick = _planted(centre, np.array([norm.ppf(how["level"])]), float(sd), req, target == "memory")[:, 0]
+                pick = np.where(np.isfinite(whole), whole, pick)
             else:
                 net = np.clip(req[:, None] - grid, 0, None) * hours[:, None] / asked - how["price"] * norm.sf(Z_GRID)
                 k = np.argmax(np.where(np.isfinite(net), net, -np.inf), axis=1)
