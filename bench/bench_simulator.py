@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from .common import current, made
+
 ROOT = Path(__file__).resolve().parents[1]
 HPC2N = ROOT / ".." / "shared" / "traces" / "swf" / "HPC2N-2002-2.1-cln.swf.gz"
 MONTH = ROOT / "bench" / "data" / "sim_month"
@@ -64,8 +66,6 @@ def _scaled_cluster_toml() -> str:
 
 def prepare_month() -> Path:
     """Generate (once) the month on the scaled cluster and store its simulator columns."""
-    from .common import current, made
-
     cached = MONTH / "jobs.npz"
     if current(MONTH):
         return cached
@@ -174,8 +174,6 @@ def main() -> None:
     else:
         print(f"simulate EASY HPC2N: skipped ({HPC2N} not present)")
     t = time.perf_counter()
-    from .common import current
-
     fresh = not current(MONTH)
     prepare_month()
     if fresh:
