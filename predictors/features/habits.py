@@ -12,6 +12,7 @@ limit, cores, memory, GPUs, nodes) that ended before it was submitted, the figur
 | ``habit_vpa`` | the 90th percentile of those of the last 8 days (at most 128) | VPA's target |
 | ``habit_autopilot`` | the 98th percentile of the last ``window``, each weighted by ``2^(−age / 48 h)`` | Autopilot |
 | ``habit_logsd`` | the standard deviation of log(need + offset) over the last ``window`` (two or more) | the strata |
+| ``habit_share_n``, ``habit_share_mean``, ``habit_share_sd`` | how many of the last ``window`` have a share of the request, and the mean and standard deviation of its logit | ``habit_t`` |
 
 :func:`strata` names each job's stratum from its habit's history strength and dispersion, and within it the
 job's size class (:func:`sizes`: what it asks times its time limit, by quintile); calibration holds coverage
@@ -30,7 +31,7 @@ from audit.families import job_family
 
 from .history import build_events, past_stats, query_bounds, window_matrix
 from .submission import DAY_S, KRR_DAYS, VPA_DAYS, codes, epoch_s
-from .targets import actual, eligible, get_target
+from .targets import actual, eligible, get_target, request
 
 #: the request columns whose combination is "the same request again" (as the job table names them)
 SHAPE = ("time_limit_s", "req_cpus", "req_mem_bytes", "req_gpus", "req_nodes")
@@ -38,7 +39,9 @@ SHAPE = ("time_limit_s", "req_cpus", "req_mem_bytes", "req_gpus", "req_nodes")
 AUTOPILOT_HALF_LIFE_S = 48 * 3600.0
 AUTOPILOT_QUANTILE = 0.98
 HISTORY_COLUMNS = ("habit_count", "habit_last1", "habit_max", "habit_krr", "habit_vpa", "habit_autopilot",
-                   "habit_logsd")
+                   "habit_logsd", "habit_share_n", "habit_share_mean", "habit_share_sd")
+#: a share of the request is read in logit space between these bounds (a need at or over its request: the top)
+SHARE_EPS = 1e-3
 
 #: strata: a habit with fewer than ``SOME`` ended jobs is a cold start, one with ``LONG`` or more a long history,
 #: one between a short history.  Dispersion (sd of log need over the last jobs) up to ``TIGHT`` is tight; a long
@@ -117,12 +120,29 @@ def habit_history(jobs: pd.DataFrame, target: str, *, window: int = 20, gpu_memo
         n = np.isfinite(logs).sum(axis=1)
         mean = np.nansum(logs, axis=1) / n
         sd = np.sqrt(np.nansum((logs - mean[:, None]) ** 2, axis=1) / np.maximum(n - 1, 1))
+        # the habit shares its request (the shape is part of the habit): the past jobs' shares of this one's
+        share = logit_share(vals, request(jobs, target, gpu_memory_bytes=gpu_memory_bytes)[:, None])
+        ns = np.isfinite(share).sum(axis=1)
+        s_mean = np.nansum(share, axis=1) / ns
+        s_sd = np.sqrt(np.nansum((share - s_mean[:, None]) ** 2, axis=1) / np.maximum(ns - 1, 1))
     return pd.DataFrame({
         "habit_count": st["count"], "habit_last1": st["last1"], "habit_max": st["max"], "habit_krr": st["krr"],
         "habit_vpa": st["vpa"],
         "habit_autopilot": decayed_quantile(vals, ages_s, AUTOPILOT_QUANTILE, AUTOPILOT_HALF_LIFE_S),
         "habit_logsd": np.where(n >= 2, sd, np.nan),
+        "habit_share_n": ns.astype(np.float64),
+        "habit_share_mean": np.where(ns >= 1, s_mean, np.nan),
+        "habit_share_sd": np.where(ns >= 2, s_sd, np.nan),
     })
+
+
+def logit_share(need: np.ndarray, asked: np.ndarray) -> np.ndarray:
+    """logit of ``need / asked``, the share clipped to [``SHARE_EPS``, 1 − ``SHARE_EPS``]; NaN where either is
+    unknown or nothing was asked."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.clip(np.asarray(need, dtype=np.float64) / asked, SHARE_EPS, 1.0 - SHARE_EPS)
+        out = np.log(p / (1.0 - p))
+    return np.where(np.isfinite(need) & np.isfinite(asked) & (asked > 0), out, np.nan)
 
 
 def sizes(asked: np.ndarray, limit_s: np.ndarray | None = None, classes: int = SIZE_CLASSES) -> np.ndarray:

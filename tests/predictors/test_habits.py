@@ -45,6 +45,11 @@ def test_a_habit_sees_only_its_own_ended_jobs():
     sd = np.std(np.log(np.array([4, 8]) * GIB + 2**20), ddof=1)  # memory's log offset is 1 MiB
     assert h.loc[5, "habit_logsd"] == pytest.approx(sd)
     assert np.isnan(h.loc[1, "habit_logsd"])  # one value has no spread
+    share = np.log(np.array([4, 8]) / 16 / (1 - np.array([4, 8]) / 16))  # logit of 4 and 8 GiB of the 16 asked
+    assert h.loc[5, "habit_share_n"] == 2
+    assert h.loc[5, "habit_share_mean"] == pytest.approx(share.mean())
+    assert h.loc[5, "habit_share_sd"] == pytest.approx(np.std(share, ddof=1))
+    assert h.loc[2, "habit_share_mean"] == pytest.approx(np.log(4 / 12)) and np.isnan(h.loc[2, "habit_share_sd"])
 
 
 def test_decayed_quantile_by_hand():
