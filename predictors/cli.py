@@ -108,7 +108,7 @@ def fit_cmd(store) -> None:
 @click.option("--retrain-every", default=1, show_default=True, type=click.IntRange(min=1),
               help="Refit the models every N weekly folds.")
 @click.option("--models", default=None, help="Comma-separated subset of request,user_mean,last_two,vpa,krr,habit_max,"
-              "habit_krr,habit_vpa,habit_autopilot,quantreg,lightgbm.")
+              "habit_krr,habit_vpa,habit_autopilot,habit_t,quantreg,lightgbm.")
 @click.option("--breakdown", "breakdowns", multiple=True,
               type=click.Choice(["user", "partition", "gpu_type", "cold_user", "cold_family", "stratum"]),
               help="Also print the chosen model's metrics by this grouping (text output; by stratum always).")

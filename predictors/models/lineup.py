@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..features import get_target
 from .baselines import HabitRule, KRRBaseline, LastTwoBaseline, RequestBaseline, UserMeanBaseline, VPABaseline
+from .habit_t import HabitT
 from .quantile_hurdle import HurdleQuantileGBM
 from .quantile_linear import LinearQuantile
 
@@ -14,9 +15,11 @@ BASELINES = ("request", "user_mean", "last_two", "vpa", "krr")
 #: 90th percentile over 8 days plus 15 %; Autopilot's decayed 98th percentile plus 10 %
 HABIT_RULES = {"habit_max": ("max", 1.2, 2), "habit_krr": ("krr", 1.15, 2), "habit_vpa": ("vpa", 1.15, 2),
                "habit_autopilot": ("autopilot", 1.1, 2)}
+#: the habit's predictive distribution of its next job's share of the request (``habit_t``)
+HABIT_MODELS = ("habit_t",)
 #: models whose quantiles are conformalised on the trailing window
 CALIBRATED = ("quantreg", "lightgbm")
-MODELS = BASELINES + tuple(HABIT_RULES) + CALIBRATED
+MODELS = BASELINES + tuple(HABIT_RULES) + HABIT_MODELS + CALIBRATED
 
 
 def default_models(levels, target: str, *, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
@@ -31,6 +34,7 @@ def default_models(levels, target: str, *, n_estimators: int = 60, num_threads: 
         "krr": lambda: KRRBaseline(levels),
         **{name: (lambda a=args: HabitRule(levels, stat=a[0], margin=a[1], min_history=a[2]))
            for name, args in HABIT_RULES.items()},
+        "habit_t": lambda: HabitT(levels),
         "quantreg": lambda: LinearQuantile(levels, log_offset=off),
         "lightgbm": lambda: HurdleQuantileGBM(levels, n_estimators=n_estimators, log_offset=off,
                                               num_threads=num_threads, random_state=random_state),

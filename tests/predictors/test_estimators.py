@@ -154,6 +154,6 @@ def test_the_lowest_level_is_lowered_as_readily_as_it_is_raised():
 def test_default_lineup_names():
     assert list(default_models((0.9,), "walltime")) == ["request", "user_mean", "last_two", "vpa", "krr",
                                                          "habit_max", "habit_krr", "habit_vpa", "habit_autopilot",
-                                                         "quantreg", "lightgbm"]
+                                                         "habit_t", "quantreg", "lightgbm"]
     with pytest.raises(ValueError):
         default_models((0.9,), "walltime", only=["nope"])

@@ -79,8 +79,8 @@ def test_right_size_columns_and_past_only(small_month):
     st = out.loc[got, "stratum_mem_peak_bytes"].str.split("/", n=1)
     assert set(st.str[0]) <= {"cold", "short_tight", "short_loose", "long_tight", "long_spread", "long_wide"}
     assert set(st.str[1]) <= {"q1", "q2", "q3", "q4", "q5"}  # the size class within it
-    assert set(out.loc[got, "source_mem_peak_bytes_p90"]) <= {"lightgbm", "habit_max", "habit_krr", "habit_vpa",
-                                                              "habit_autopilot"}
+    assert set(out.loc[got, "source_mem_peak_bytes_p90"]) <= {"lightgbm", "habit_t", "habit_max", "habit_krr",
+                                                              "habit_vpa", "habit_autopilot"}
     assert len(out) == len(small_month)
     early = (small_month["submit_time"] < small_month["submit_time"].min() + pd.Timedelta(days=3)).to_numpy()
     assert out.loc[early, "pred_mem_peak_bytes_p90"].isna().all()  # burn-in: no history, no prediction
