@@ -33,6 +33,9 @@ TARGETS = ("memory", "cpus", "gpus", "walltime")
 #: history before a month's first right-sized job; spans from two weeks (less a day: a fortnight's log runs
 #: from its first job to its last) are calibrated daily
 WARMUP_DAYS = 2.0
+#: history before a month's first job right-sized from its habit's own past (the site rules and ``habit_t``,
+#: which learn next to nothing): one daily origin's
+HABIT_WARMUP_DAYS = 1.0
 WEEKLY_DAYS = 13.0
 #: days between refits of the models on those spans (a 30-day month: fits at days 2, 12 and 22)
 REFIT_DAYS = 10
@@ -154,8 +157,10 @@ def rolling_options(table: pd.DataFrame) -> dict:
     t = table["submit_time"].dropna()
     span = (t.max() - t.min()).total_seconds() / 86400.0 if len(t) else 0.0
     if span >= WEEKLY_DAYS:
-        return {"warmup_days": WARMUP_DAYS, "test_days": 1.0, "retrain_every": REFIT_DAYS}
-    return {"warmup_days": min(WARMUP_DAYS, 0.3 * span), "test_days": 1.0, "min_cal": 100}
+        return {"warmup_days": HABIT_WARMUP_DAYS, "model_warmup_days": WARMUP_DAYS, "test_days": 1.0,
+                "retrain_every": REFIT_DAYS}
+    warm = min(WARMUP_DAYS, 0.3 * span)
+    return {"warmup_days": min(HABIT_WARMUP_DAYS, warm), "model_warmup_days": warm, "test_days": 1.0, "min_cal": 100}
 
 
 def node_prices(cluster, books: dict) -> dict:

@@ -2,12 +2,15 @@
 
 :func:`right_size` runs the rolling origin for every target the table has data for and returns one row per
 job with ``pred_<column>_p<level>`` columns, e.g. ``pred_elapsed_s_p90``, ``pred_mem_peak_bytes_p99``,
-``pred_cpus_used_p50``.  The candidates are LightGBM and the site rules on each job's habit
-(``lineup.HABIT_RULES``), each conformalised stratum by stratum and capped at the request; per fold and stratum
+``pred_cpus_used_p50``.  The candidates are LightGBM, ``habit_t`` (``lineup.HABIT_MODELS``) and the site rules
+on each job's habit (``lineup.HABIT_RULES``), each conformalised stratum by stratum and capped at the request; per
+fold and stratum
 the candidate whose bounds held least on that stratum's jobs of earlier folds gives the prediction at every
 level (``rolling``), and ``stratum_<column>`` and ``source_<column>_p<level>`` say which stratum and candidate.  A job gets NaN where it
 was not predicted: it is not eligible for the target (never ran, unknown use, no GPU), or it was
-submitted during the warm-up (the first ``warmup_days``).  The first week after it has no out-of-sample
+submitted during the warm-up (the first ``warmup_days``).  With ``model_warmup_days`` (passed on to
+``rolling``) the candidates that read the habit's own past alone issue every bound from the first origin, and
+the models join from that later one.  The first week after the warm-up has no out-of-sample
 predictions to calibrate on yet, so it is calibrated by a split of its own history (``split_calibration``:
 a model fitted on the first 70 % of the jobs that ended before the origin, residuals on the rest).  A last
 test window shorter than half a window (``min_last_share``; a month's last two or three days) is predicted
@@ -21,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..features import TARGETS, eligible, habit_history, request
-from .lineup import HABIT_RULES, default_models
+from .lineup import HABIT_MODELS, HABIT_RULES, default_models
 from .rolling import RollingForecaster
 
 KEY = ("cluster", "job_id")
@@ -34,7 +37,7 @@ def level_label(level: float) -> str:
 
 
 def right_size(jobs: pd.DataFrame, levels=(0.5, 0.9, 0.99), *, targets=None, model: str = "lightgbm",
-               rules=tuple(HABIT_RULES), min_jobs: int = 500, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
+               rules=HABIT_MODELS + tuple(HABIT_RULES), min_jobs: int = 500, n_estimators: int = 60, num_threads: int = 1, random_state: int = 0,
                warmup_days: float = 7.0, split_calibration: bool = True, min_last_share: float = 0.5,
                **rolling) -> pd.DataFrame:
     """Per job (same order as ``jobs``): ``cluster``, ``job_id`` and the calibrated prediction per target and

@@ -26,6 +26,14 @@ that the long runs not yet ended count in their stratum.  With refits every few 
 stratum's bounds come from the models that predicted its calibration jobs (``pools``): after a refit the models
 before go on predicting in shadow, and issue a stratum's bounds until the new ones have scores enough there,
 as long as the models before learned from less than ``cal_days`` of history.
+
+The candidates that read the habit's own past alone (``reads_habits``: the site rules and ``habit_t``, which learn
+next to nothing from other habits) are *free*: they predict every job from the first origin, those of the warm-up
+too (by their first fit, from each job's own past), and are calibrated on the jobs they predicted that ended or
+run in the window; once a group has enough jobs predicted in earlier folds for its highest level (99 for 0.99)
+those alone, since a warm-up job's habit history is the shortest and its long runs have not ended.  With
+``model_warmup_days`` the origins before that many days are *early*: the free candidates alone are fitted, weighed
+and issue the bounds, and the models are fitted from the first origin after it (its refits counted from there).
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from ..features import (
     get_target,
     habit_groups,
     habit_history,
+    history_class,
     members,
     need_so_far,
     origins,
@@ -131,7 +140,7 @@ class RollingForecaster:
                  window: int = 20, gpu_memory_bytes: dict | None = None, start_s: float | None = None,
                  split_calibration: bool = False, split_fraction: float = 0.3, min_last_share: float = 0.0,
                  strata: bool = True, min_stratum: int = 50, size_classes: int = SIZE_CLASSES, select=None,
-                 uncapped: bool = True, same_models: bool = True):
+                 uncapped: bool = True, same_models: bool = True, model_warmup_days: float | None = None):
         self.models = models
         self.levels = levels
         self.calibrated = calibrated
@@ -156,6 +165,7 @@ class RollingForecaster:
         self.select = select
         self.uncapped = uncapped
         self.same_models = same_models
+        self.model_warmup_days = model_warmup_days
 
     def _split(self, X, y, end, submit, origin, names, running) -> tuple[np.ndarray, dict]:
         """Split calibration for a fold without enough out-of-sample history: refit on the jobs that ended
@@ -219,9 +229,9 @@ class RollingForecaster:
                     break
                 group = parent(group)
             if group is None:
-                yield c, last, np.flatnonzero(last.rows), seen
+                yield c, last, np.flatnonzero(last.rows), seen, None
             else:
-                yield c, chosen, np.flatnonzero(chosen.rows & inside), seen & inside
+                yield c, chosen, np.flatnonzero(chosen.rows & inside), seen & inside, inside
 
     def _adapted(self, levels, y: np.ndarray, issued: np.ndarray, seen_g: np.ndarray,
                  observed: np.ndarray) -> np.ndarray:
@@ -234,7 +244,21 @@ class RollingForecaster:
         return adaptive_levels(levels, y[seen], issued[seen], gain, observed=observed[seen])
 
     @staticmethod
-    def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray) -> str:
+    def _predict(m: str, est, X: _Columns, rows: np.ndarray, raw: dict, curves: dict, at, at_levels, at_curve) -> None:
+        """``est``'s predictions of ``rows`` into ``raw[m]`` (and its quantile curve into ``curves[m]``: one pass of
+        the boosters for both)."""
+        if not len(rows):
+            return
+        Xs = X.rows(est, rows)
+        if m in curves:
+            both = est.predict_at(Xs, at)
+            raw[m][rows] = both[:, at_levels]
+            curves[m][rows] = both[:, at_curve]
+        else:
+            raw[m][rows] = est.predict(Xs)
+
+    @staticmethod
+    def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray, first: str | None = None) -> str:
         """The candidate whose bounds, as issued to ``rows`` (jobs of the stratum predicted in earlier folds,
         out of sample, now ended), held the least capacity summed over the levels; the first candidate where
         none was issued to every one of them.  Weighed on bounds issued before, not on the fold's own
@@ -243,7 +267,7 @@ class RollingForecaster:
         for m in select:
             issued &= np.isfinite(cal[m]["capped"][rows]).all(axis=1)
         if not issued.any():
-            return select[0]
+            return first or select[0]
         r = rows[issued]
         held = {m: float(np.sum(cal[m]["capped"][r] * w[r, None])) for m in select}
         return min(select, key=lambda m: (held[m], select.index(m)))
@@ -283,7 +307,16 @@ class RollingForecaster:
         at_levels, at_curve = np.searchsorted(at, levels), np.searchsorted(at, CURVE_LEVELS)
         cold_user = np.zeros(len(meta), dtype=bool)
         cold_family = np.zeros(len(meta), dtype=bool)
-        fitted, rows = None, []
+        fitted, rows, first_free = None, [], None
+        # the candidates that read only the habit's past (the site rules): they learn next to nothing (a fallback, a
+        # prior), so they predict from the first origin, any job out of sample, and calibrate on every ended job
+        free = tuple(m for m, est in self.models.items() if m in self.calibrated and getattr(est, "reads_habits", False))
+        # the other models are fitted from ``model_warmup_days`` on; the folds before are the free candidates' alone
+        models_from = first_s = np.nanmin(submit) if len(submit) else np.nan
+        if self.model_warmup_days is not None:
+            models_from = first_s + self.model_warmup_days * DAY_S
+        early = np.zeros(len(meta), dtype=bool)
+        k0 = None
         # the fold whose refit predicted the job, and the one before it (predicting the same job in shadow)
         generation, previous_generation = np.full(len(meta), -1), np.full(len(meta), -1)
         refit_at, previous, shadow = -1, None, self.same_models and self.retrain_every > 1
@@ -296,7 +329,20 @@ class RollingForecaster:
         for k, o in enumerate(org):
             test = np.flatnonzero(fold == k)
             info = {"fold": k, "origin": pd.Timestamp(o, unit="s", tz="UTC"), "test_jobs": len(test), "fit_s": 0.0}
-            if fitted is None or k % self.retrain_every == 0:
+            if o < models_from - 1e-6:
+                tr = train_mask(end, submit, o, self.train_days)
+                if free and tr.sum() >= self.min_train and len(test):
+                    for m in free:
+                        est = self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr])
+                        first_free = first_free or {}
+                        first_free.setdefault(m, est)
+                        self._predict(m, est, X, test, raw, curves, at, at_levels, at_curve)
+                    early[test] = True
+                    info.update(train_jobs=int(tr.sum()), early=True)
+                rows.append(info)
+                continue
+            k0 = k if k0 is None else k0
+            if fitted is None or (k - k0) % self.retrain_every == 0:
                 tr = train_mask(end, submit, o, self.train_days)
                 if tr.sum() >= self.min_train:
                     t0 = time.perf_counter()
@@ -305,6 +351,8 @@ class RollingForecaster:
                     previous = {m: fitted[m] for m in shadows} if stands_in else None
                     previous_generation_at = refit_at
                     fitted = {m: est.clone().fit(X.rows(est, tr), y[tr]) for m, est in self.models.items()}
+                    if first_free is None:
+                        first_free = {m: fitted[m] for m in free}
                     seen_u, seen_f = set(users[tr]), set(fams[tr])
                     info.update(train_jobs=int(tr.sum()), fit_s=time.perf_counter() - t0, refit=True)
                     refit_at = k
@@ -313,13 +361,7 @@ class RollingForecaster:
                 rows.append(info)
                 continue
             for m, est in fitted.items():
-                Xs = X.rows(est, test)
-                if m in curves:  # one pass of the boosters for both the levels and the curve
-                    both = est.predict_at(Xs, at)
-                    raw[m][test] = both[:, at_levels]
-                    curves[m][test] = both[:, at_curve]
-                else:
-                    raw[m][test] = est.predict(Xs)
+                self._predict(m, est, X, test, raw, curves, at, at_levels, at_curve)
             generation[test] = refit_at
             previous_generation[test] = previous_generation_at
             if previous is not None:
@@ -337,27 +379,40 @@ class RollingForecaster:
         tags = (("capped", True), ("nocap", False)) if self.uncapped or not self.cap else (("capped", True),)
         cal = {m: {tag: np.full((len(meta), len(levels)), np.nan) for tag in ("capped", "nocap")}
                for m in self.models if m in self.calibrated}
-        predicted = np.isfinite(raw[next(iter(self.models))][:, 0]) if self.models else np.zeros(len(meta), bool)
+        # the jobs the models predicted (all candidates where every one is free)
+        modelled = next((m for m in self.models if m not in free), next(iter(self.models), None))
+        predicted = np.isfinite(raw[modelled][:, 0]) if modelled else np.zeros(len(meta), bool)
+        # the free candidates' predictions of the jobs before the first origin, for calibration: by the first
+        # fit of them (the rules learn a fallback for an unknown request, ``habit_t`` a prior of two numbers)
+        free = free if first_free else ()
+        for m in free:
+            rest = np.flatnonzero(~np.isfinite(raw[m][:, 0]) & (fold < 0))
+            self._predict(m, first_free[m], X, rest, raw, curves, at, at_levels, at_curve)
+        free_pred = np.isfinite(raw[free[0]][:, 0]) if free else np.zeros(len(meta), dtype=bool)
         inputs = {m: curves.get(m, raw[m]) for m in cal}  # what each calibrator reads
         stratum = meta["stratum"].to_numpy() if self.strata else np.full(len(meta), "all", dtype=object)
         names, codes = np.unique(stratum.astype(str), return_inverse=True)
         select = tuple(m for m in (self.select or ()) if m in cal)
+        # before any bounds were issued, a stratum with a history starts from the first candidate reading it
+        habit_first = next((m for m in select if m in free), None)
+        top = max(self.min_stratum, math.ceil(1.0 / (1.0 - max(levels)) - 1e-9) - 1)  # 99 jobs for 0.99
         best = np.full((len(meta), len(levels)), np.nan)
         source = np.full((len(meta), len(levels)), None, dtype=object)
         w = meta["w"].to_numpy(dtype=np.float64)
         for k, o in enumerate(org):
-            test = np.flatnonzero((fold == k) & predicted)
+            is_early = bool(early[fold == k].any())
+            test = np.flatnonzero((fold == k) & (early if is_early else predicted))
             # what is known at the origin: a need where the job ended, a lower bound where it still runs
             # (a run time: censored, read by Kaplan-Meier, see .censored), nothing else
             ended = end < o
             low = need_so_far(target, start, req, o)
             running = ~ended & np.isfinite(low) if low is not None else np.zeros(len(meta), dtype=bool)
             known = np.where(running, low, y) if low is not None else y
-            cm = calibration_mask(end, submit, predicted, o, self.cal_days)
+            cm = calibration_mask(end, submit, free_pred if is_early else predicted, o, self.cal_days)
             rows[k]["cal_jobs"] = int(cm.sum())
-            cm_all = cm | (running & predicted & (submit >= o - self.cal_days * DAY_S))
+            cm_all = cm | (running & (free_pred if is_early else predicted) & (submit >= o - self.cal_days * DAY_S))
             cal_raw, split = None, False
-            if len(test) and cm.sum() < self.min_cal and self.split_calibration:
+            if len(test) and cm.sum() < self.min_cal and self.split_calibration and not is_early:
                 split = True
                 cm_all, cal_raw = self._split(X, y, end, submit, o, cal, running)
                 cm = cm_all & ended
@@ -366,30 +421,43 @@ class RollingForecaster:
             if not len(test) or cm.sum() < self.min_cal:
                 continue
             scored[test] = True
-            pools = self._pools(cm_all, cal_raw, generation, previous_generation, test, shadow and not split,
-                                levels, learned)
-            for g, pool, idx, seen_g in self._groups(names, codes, pools, ended, ended | running, test):
+            pools = self._pools(cm_all, cal_raw, generation, previous_generation, test,
+                                shadow and not split and not is_early, levels, learned)
+            free_cm = free_pred & (ended | running) & (submit >= o - self.cal_days * DAY_S)
+            here = free if is_early else tuple(cal)
+            choose = tuple(m for m in select if m in here)
+            for g, pool, idx, seen_g, inside in self._groups(names, codes, pools, ended, ended | running, test):
                 t = test[codes[test] == g]
-                if select:
-                    pick = self._pick(select, cal, np.flatnonzero(cm & (codes == g)), w)
-                for m in cal:
-                    scores_in, test_in = pool.inputs(m, idx, inputs, shadows), pool.test_inputs(m, t, inputs, shadows)
+                if choose:
+                    pick = self._pick(choose, cal, np.flatnonzero(cm & (codes == g)), w,
+                                      None if history_class(names[g]) == "cold" else habit_first)
+                for m in here:
+                    on = idx
+                    if m in free:
+                        # the jobs predicted in earlier folds where the group has enough for its highest level, else
+                        # every job the candidate predicted (those before the first origin too: histories then are
+                        # short, and the long runs yet to end missing from them)
+                        mine = np.flatnonzero(free_cm & predicted if inside is None else free_cm & predicted & inside)
+                        on = mine if len(mine) >= top else np.flatnonzero(free_cm if inside is None else free_cm & inside)
+                        scores_in, test_in = inputs[m][on], inputs[m][t]
+                    else:
+                        scores_in, test_in = pool.inputs(m, idx, inputs, shadows), pool.test_inputs(m, t, inputs, shadows)
                     for tag, cap in tags:
                         P = cal[m][tag]
                         c = calibrator(m in curves, levels, spec.log_offset, cap)
-                        c.fit(scores_in, known[idx], req[idx],
+                        c.fit(scores_in, known[on], req[on],
                               effective_levels=self._adapted(levels, known, P, seen_g, ended),
-                              observed=ended[idx])
+                              observed=ended[on])
                         P[t] = c.transform(test_in, req[t])
                     if select and m == pick:
-                        pick_in = scores_in, test_in
-                if select:  # one candidate for every level, so that its bounds stay nested; its level adapted
+                        pick_in = scores_in, test_in, on
+                if choose:  # one candidate for every level, so that its bounds stay nested; its level adapted
                     # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
                     # favours the candidate whose calibration runs low, which its own record does not show
                     c = calibrator(pick in curves, levels, spec.log_offset, True)
-                    c.fit(pick_in[0], known[idx], req[idx],
+                    c.fit(pick_in[0], known[pick_in[2]], req[pick_in[2]],
                           effective_levels=self._adapted(levels, known, best, seen_g, ended),
-                          observed=ended[idx])
+                          observed=ended[pick_in[2]])
                     best[t] = c.transform(pick_in[1], req[t])
                     source[t] = pick
         out["scored"] = scored

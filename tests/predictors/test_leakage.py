@@ -81,3 +81,26 @@ def test_training_on_submitted_jobs_is_caught(small_month, monkeypatch):
     monkeypatch.setattr(rolling, "train_mask", lambda end, submit, origin, days=None: np.asarray(submit) < origin)
     changed = future_changes(_rolling, small_month, _cut(small_month))
     assert "lightgbm_raw@0.9" in changed
+
+
+def _rolling_early(jobs):
+    """The habit candidates from the first origin (calibrated on every ended job, the warm-up's too), the model
+    from its own warm-up."""
+    from predictors.models.lineup import default_models
+
+    names = ("lightgbm", "habit_t", "habit_max")
+    f = RollingForecaster(default_models((0.5, 0.9), "memory", n_estimators=15, only=names), (0.5, 0.9),
+                          warmup_days=2, model_warmup_days=4, test_days=1, cal_days=3, min_cal=50,
+                          split_calibration=True, calibrated=names, select=names)
+    out = f.run(jobs, "memory").jobs
+    return out[["submit_s", "scored", "best@0.5", "best@0.9", "habit_t@0.9", "habit_max@0.9", "lightgbm@0.9"]]
+
+
+def test_habit_candidates_before_the_models_never_read_the_future(small_month):
+    start = small_month["submit_time"].min()
+    cut = start + pd.Timedelta(days=3)  # inside the folds the habit candidates have alone
+    got = _rolling_early(small_month)
+    before = got["submit_s"] < cut.timestamp()
+    assert got.loc[before, "scored"].sum() > 300  # the check has something to check
+    assert got.loc[before & got["scored"], "lightgbm@0.9"].isna().all()  # no model before its warm-up
+    assert future_changes(_rolling_early, small_month, cut) == []
