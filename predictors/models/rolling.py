@@ -18,7 +18,9 @@ calibration jobs borrows its parent's (its history class, then every job).  With
 named there (the calibrated model and the site rules, each calibrated the same way) are weighed per fold and
 stratum by the capacity their calibrated, capped bounds held as issued to that stratum's jobs of earlier folds
 (out of sample, summed over the levels), and the one holding least gives the job's ``best@LEVEL`` at every level
-(one candidate, so the bounds stay nested): at the same calibrated coverage, the tighter bound.
+(one candidate, so the bounds stay nested): at the same calibrated coverage, the tighter bound.  A candidate whose
+bounds covered those jobs demonstrably less than a level is passed over: the tightest of several calibrated
+candidates is often the one whose calibration runs low.
 
 What calibrates is what is known at the origin: the need of a job that ended, and for a run time, the run so far
 of a job still going (``features.need_so_far``), read as a right-censored score (``censored``: Kaplan–Meier), so
@@ -258,19 +260,42 @@ class RollingForecaster:
             raw[m][rows] = est.predict(Xs)
 
     @staticmethod
-    def _pick(select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray, first: str | None = None) -> str:
+    def _covering(select: tuple, cal: dict, r: np.ndarray, y: np.ndarray, habit: np.ndarray, levels) -> tuple:
+        """The candidates whose bounds, as issued to ``r`` (ended jobs), covered no level demonstrably less than
+        they should: by more than two standard errors (a habit's jobs missing together, ``metrics.coverage_se``)
+        under the level, or under the best candidate's coverage where none reaches the level (a need past its
+        request, which no capped bound covers).  All of them where none passes, or under two habits."""
+        _, g = np.unique(habit[r], return_inverse=True)
+        k = int(g.max()) + 1 if len(r) else 0
+        if k < 2:
+            return select
+        cov, se = {}, {}
+        for m in select:
+            hit = (y[r, None] <= cal[m]["capped"][r] * (1 + 1e-9)).astype(np.float64)
+            cov[m] = hit.mean(axis=0)
+            e = np.stack([np.bincount(g, weights=hit[:, j] - cov[m][j], minlength=k) for j in range(hit.shape[1])])
+            se[m] = np.sqrt(k / (k - 1) * (e * e).sum(axis=1)) / len(r)
+        reach = np.minimum(np.asarray(levels, dtype=np.float64), np.max([cov[m] for m in select], axis=0))
+        return tuple(m for m in select if np.all(cov[m] >= reach - 2.0 * se[m])) or select
+
+    @classmethod
+    def _pick(cls, select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray, first: str | None = None, *,
+              y: np.ndarray, habit: np.ndarray, levels) -> str:
         """The candidate whose bounds, as issued to ``rows`` (jobs of the stratum predicted in earlier folds,
-        out of sample, now ended), held the least capacity summed over the levels; the first candidate where
-        none was issued to every one of them.  Weighed on bounds issued before, not on the fold's own
-        calibration, so that a candidate is not chosen for the luck of its calibration draw."""
+        out of sample, now ended), held the least capacity summed over the levels, among those that did not
+        cover them demonstrably less than the levels (:meth:`_covering`); the first candidate where none was
+        issued to every one of them.  Weighed on bounds issued before, not on the fold's own calibration, so
+        that a candidate is not chosen for the luck of its calibration draw; and not for a calibration that ran
+        low on them, as the tightest of several calibrated candidates tends to be."""
         issued = np.ones(len(rows), dtype=bool)
         for m in select:
             issued &= np.isfinite(cal[m]["capped"][rows]).all(axis=1)
         if not issued.any():
             return first or select[0]
         r = rows[issued]
-        held = {m: float(np.sum(cal[m]["capped"][r] * w[r, None])) for m in select}
-        return min(select, key=lambda m: (held[m], select.index(m)))
+        fair = cls._covering(select, cal, r, y, habit, levels)
+        held = {m: float(np.sum(cal[m]["capped"][r] * w[r, None])) for m in fair}
+        return min(fair, key=lambda m: (held[m], select.index(m)))
 
     def run(self, jobs: pd.DataFrame, target: str) -> RollingResult:
         spec = get_target(target)
@@ -399,6 +424,7 @@ class RollingForecaster:
         best = np.full((len(meta), len(levels)), np.nan)
         source = np.full((len(meta), len(levels)), None, dtype=object)
         w = meta["w"].to_numpy(dtype=np.float64)
+        habit = meta["habit"].to_numpy()
         for k, o in enumerate(org):
             is_early = bool(early[fold == k].any())
             test = np.flatnonzero((fold == k) & (early if is_early else predicted))
@@ -430,7 +456,8 @@ class RollingForecaster:
                 t = test[codes[test] == g]
                 if choose:
                     pick = self._pick(choose, cal, np.flatnonzero(cm & (codes == g)), w,
-                                      None if history_class(names[g]) == "cold" else habit_first)
+                                      None if history_class(names[g]) == "cold" else habit_first,
+                                      y=y, habit=habit, levels=levels)
                 for m in here:
                     on = idx
                     if m in free:
