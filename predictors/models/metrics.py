@@ -39,21 +39,25 @@ def recovered_fraction(q: np.ndarray, request: np.ndarray, w: np.ndarray) -> flo
     return 1.0 - float(np.sum(q[known] * w[known])) / den if den > 0 else float("nan")
 
 
-def coverage_se(covered: np.ndarray, groups: np.ndarray) -> float:
+def coverage_se(covered: np.ndarray, groups: np.ndarray) -> float | np.ndarray:
     """Standard error of a coverage share whose jobs come in ``groups`` that miss together (a habit's jobs share
     one history, so one bound set too low misses a burst of them): the cluster-robust (sandwich) estimate
     ``sqrt(k / (k − 1) · Σ_g (Σ_{i∈g} (c_i − ĉ))²) / n`` over the ``k`` groups of the ``n`` jobs, which is the
-    binomial ``sqrt(ĉ(1 − ĉ) / (n − 1))`` when every job is a group of its own (NaN under two groups)."""
+    binomial ``sqrt(ĉ(1 − ĉ) / (n − 1))`` when every job is a group of its own (NaN under two groups).
+    ``covered`` of shape (jobs, columns) gives one per column."""
     c = np.asarray(covered, dtype=np.float64)
     n = len(c)
     if n == 0:
-        return float("nan")
+        return float("nan") if c.ndim == 1 else np.full(c.shape[1:], np.nan)
     _, g = np.unique(np.asarray(groups), return_inverse=True)
     k = int(g.max()) + 1
     if k < 2:
-        return float("nan")
-    e = np.bincount(g, weights=c - c.mean(), minlength=k)
-    return float(np.sqrt(k / (k - 1) * np.sum(e * e)) / n)
+        return float("nan") if c.ndim == 1 else np.full(c.shape[1:], np.nan)
+    order = np.argsort(g, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(g[order]) != 0])
+    e = np.add.reduceat(c[order] - c.mean(axis=0), starts, axis=0)  # each group's sum of deviations
+    se = np.sqrt(k / (k - 1) * np.sum(e * e, axis=0)) / n
+    return float(se) if c.ndim == 1 else se
 
 
 def metric_set(y: np.ndarray, q: np.ndarray, request: np.ndarray, w: np.ndarray, level: float) -> dict:

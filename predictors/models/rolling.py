@@ -72,6 +72,7 @@ from ..features import (
 )
 from .conformal import CURVE_LEVELS, ConformalCalibrator, LevelCalibrator, adaptive_levels
 from .lineup import CALIBRATED
+from .metrics import coverage_se
 from .pools import Pool
 
 
@@ -265,18 +266,13 @@ class RollingForecaster:
         they should: by more than two standard errors (a habit's jobs missing together, ``metrics.coverage_se``)
         under the level, or under the best candidate's coverage where none reaches the level (a need past its
         request, which no capped bound covers).  All of them where none passes, or under two habits."""
-        _, g = np.unique(habit[r], return_inverse=True)
-        k = int(g.max()) + 1 if len(r) else 0
-        if k < 2:
+        hit = np.stack([y[r, None] <= cal[m]["capped"][r] * (1 + 1e-9) for m in select], axis=1)  # jobs × cands × lv
+        se = coverage_se(hit.reshape(len(r), -1), habit[r]).reshape(hit.shape[1:])
+        if not np.isfinite(se).all():
             return select
-        cov, se = {}, {}
-        for m in select:
-            hit = (y[r, None] <= cal[m]["capped"][r] * (1 + 1e-9)).astype(np.float64)
-            cov[m] = hit.mean(axis=0)
-            e = np.stack([np.bincount(g, weights=hit[:, j] - cov[m][j], minlength=k) for j in range(hit.shape[1])])
-            se[m] = np.sqrt(k / (k - 1) * (e * e).sum(axis=1)) / len(r)
-        reach = np.minimum(np.asarray(levels, dtype=np.float64), np.max([cov[m] for m in select], axis=0))
-        return tuple(m for m in select if np.all(cov[m] >= reach - 2.0 * se[m])) or select
+        cov = hit.mean(axis=0)
+        reach = np.minimum(np.asarray(levels, dtype=np.float64), cov.max(axis=0))
+        return tuple(m for i, m in enumerate(select) if np.all(cov[i] >= reach - 2.0 * se[i])) or select
 
     @classmethod
     def _pick(cls, select: tuple, cal: dict, rows: np.ndarray, w: np.ndarray, first: str | None = None, *,
@@ -357,10 +353,9 @@ class RollingForecaster:
             if o < models_from - 1e-6:
                 tr = train_mask(end, submit, o, self.train_days)
                 if free and tr.sum() >= self.min_train and len(test):
-                    for m in free:
-                        est = self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr])
-                        first_free = first_free or {}
-                        first_free.setdefault(m, est)
+                    fits = {m: self.models[m].clone().fit(X.rows(self.models[m], tr), y[tr]) for m in free}
+                    first_free = first_free or fits
+                    for m, est in fits.items():
                         self._predict(m, est, X, test, raw, curves, at, at_levels, at_curve)
                     early[test] = True
                     info.update(train_jobs=int(tr.sum()), early=True)
