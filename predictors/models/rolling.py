@@ -473,6 +473,8 @@ class RollingForecaster:
                         P[t] = c.transform(test_in, req[t])
                     if select and m == pick:
                         pick_in = scores_in, test_in, on
+                if choose and is_early and history_class(names[g]) == "cold":
+                    continue  # no free candidate predicts a cold start: it keeps its request, as before the first origin
                 if choose:  # one candidate for every level, so that its bounds stay nested; its level adapted
                     # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
                     # favours the candidate whose calibration runs low, which its own record does not show

@@ -103,3 +103,27 @@ def test_a_candidate_covering_demonstrably_less_than_its_level_is_not_picked_for
     assert RollingForecaster._covering(("a", "b"), cap, rows, y_top, habit, (0.9,)) == ("a",)
     cap["b"]["capped"][:] = 0.945  # 0.5 points under "a": within two standard errors (0.005 each)
     assert RollingForecaster._covering(("a", "b"), cap, rows, y_top, habit, (0.9,)) == ("a", "b")
+
+
+def test_a_cold_start_has_no_bound_until_the_models_join(month):
+    """Before the models join no candidate can predict a cold start (the habit candidates read its habit's past,
+    which it has not): it gets no bound and keeps its request, as a job before the first origin does, so that a
+    request issued for want of a prediction neither counts as covering the cold starts' level nor lowers it
+    afterwards.  From the models' first origin on, cold starts are predicted."""
+    rng = np.random.default_rng(9)
+    once = [group(rng, f"new{i}", "once", 1, days=(4.5, 39.5)) for i in range(240)]
+    jobs = history(month, *once)
+    names = ("lightgbm", "habit_t", "habit_max")
+    got = RollingForecaster(default_models(LEVELS, "memory", n_estimators=15, only=names), LEVELS,
+                            warmup_days=4.0, model_warmup_days=20.0, test_days=1.0, cal_days=14.0, min_cal=100,
+                            calibrated=names, select=names).run(jobs, "memory").jobs
+    day = (got["submit_s"] - got["submit_s"].min()) / 86400
+    cold = got["scored"] & (got["stratum"].map(history_class) == "cold")
+    early, late = cold & (day < 20), cold & (day >= 20.5)
+    assert early.sum() > 50 and late.sum() > 50
+    assert got.loc[early, [f"best@{lv}" for lv in LEVELS]].isna().all().all()
+    assert got.loc[early, "best_source@0.9"].isna().all()
+    assert got.loc[late, [f"best@{lv}" for lv in LEVELS]].notna().all().all()
+    # the habits' own bounds are issued from the first origin all the same
+    warm = got["scored"] & (day < 20) & ~cold
+    assert got.loc[warm, "best@0.9"].notna().all() and warm.sum() > 1000
