@@ -36,6 +36,9 @@ run in the window; once a group has enough jobs predicted in earlier folds for i
 those alone, since a warm-up job's habit history is the shortest and its long runs have not ended.  With
 ``model_warmup_days`` the origins before that many days are *early*: the free candidates alone are fitted, weighed
 and issue the bounds, and the models are fitted from the first origin after it (its refits counted from there).
+None of them can predict a cold start (its habit has no past), so an early fold issues it no bound: it keeps its
+request, as a job before the first origin does, and its request neither counts in its stratum's coverage nor
+lowers the stratum's adapted level afterwards.
 """
 
 from __future__ import annotations
