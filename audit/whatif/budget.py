@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .month import STEMS
+from .scenarios import GIB
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
@@ -61,11 +62,59 @@ def capacity_hours(cluster, span_h: float) -> dict:
             "gpus": sum(g.count * g.gpus for g in groups) * span_h, "walltime": cpus * span_h}
 
 
+def as_replayed(target: str, P: np.ndarray, asked: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Predictions ``P`` (jobs × levels) as the replay gives them (:func:`.scenarios.sized_requests`): memory up
+    to whole GiB per node (one at least), cores and GPUs up to whole ones (one core per node, one GPU at least),
+    a time limit up to whole minutes (one at least); never above what was asked (NaN stays NaN)."""
+    P = np.asarray(P, dtype=np.float64)
+    n = np.asarray(nodes, dtype=np.float64)[:, None]
+    a = np.asarray(asked, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore"):
+        if target == "memory":
+            r = np.maximum(np.ceil(P / n / GIB - 1e-9), 1.0) * GIB * n
+        elif target == "cpus":
+            r = np.maximum(np.ceil(P - 1e-9), n)
+        elif target == "gpus":
+            r = np.maximum(np.ceil(P - 1e-9), np.minimum(a, 1.0))
+        else:
+            r = np.maximum(np.ceil(P / 60.0 - 1e-9), 1.0) * 60.0
+        return np.where(np.isfinite(a), np.minimum(r, a), r)
+
+
+def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, stratum: np.ndarray,
+                  submit_s: np.ndarray, end_s: np.ndarray, levels) -> np.ndarray:
+    """Per job and level, the expected kills of taking its bound: of the jobs of its stratum that ended before it
+    was submitted and whose bound at that level cut their request, the share whose need outgrew it (``K`` of
+    ``M``), shrunk towards ``1 − τ`` by one expected miss: ``(K + 1) / (M + 1 / (1 − τ))`` (a Beta prior of mean
+    ``1 − τ``; no such job yet: ``1 − τ``); never less at a lower level than at a higher one.  Calibration holds a
+    level over a stratum's jobs, those left at their request too, which it covers whatever their need below it;
+    the jobs a bound cuts are the ones that can be killed, and they miss more often than ``1 − τ`` (measured in
+    docs/whatif.md).  ``bounds`` (jobs × levels, ``levels`` ascending) as the replay gives them."""
+    from predictors.features.history import build_events, query_bounds
+
+    names, codes = np.unique(np.asarray(stratum, dtype=object).astype(str), return_inverse=True)
+    codes = np.where(np.array([x is not None for x in stratum], dtype=bool), codes, -1)
+    out = np.empty(bounds.shape)
+    for k, lv in enumerate(levels):
+        b = bounds[:, k]
+        with np.errstate(invalid="ignore"):
+            cut = np.isfinite(b) & np.isfinite(need) & np.isfinite(asked) & (b < asked)
+            miss = np.where(cut, (need > b * (1 + 1e-9)).astype(np.float64), np.nan)
+        ev = build_events(codes, end_s, miss, submit_s)
+        lo, hi = query_bounds(ev, codes, submit_s)
+        m = (hi - lo).astype(np.float64)
+        kills = np.where(hi > lo, ev.cumsum[np.clip(hi - 1, 0, None)] if len(ev.cumsum) else 0.0, 0.0)
+        out[:, k] = (kills + 1.0) / (m + 1.0 / (1.0 - lv))
+    for k in range(len(levels) - 2, -1, -1):
+        out[:, k] = np.maximum(out[:, k], out[:, k + 1])
+    return out
+
+
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
                        modes) -> tuple[dict, dict]:
     """``({"budget/MODE": {target: values in table order}}, {MODE: allocation dict})`` for a kill budget of
     ``budget`` (a share of the month's jobs)."""
-    from predictors.features import request
+    from predictors.features import actual, eligible, epoch_s, request
     from predictors.models import allocate, apply_allocation
 
     levels = tuple(sorted(float(x) for x in levels))
@@ -74,23 +123,32 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     cap = capacity_hours(cluster, span_h)
     held_h = limit_hours(table)
     cores = request(table, "cpus")
-    preds, asked, strata, weight, scale = {}, {}, {}, {}, {}
+    nodes = np.ones(len(table))
+    for col in ("alloc_nodes", "req_nodes"):  # as the replay counts them (``to_simulator.job_totals``)
+        if col in table:
+            v = _f(table, col)
+            nodes = np.where(np.isfinite(v), v, nodes)
+    nodes = np.clip(np.floor(nodes), 1.0, None)
+    submit_s, end_s = epoch_s(table["submit_time"]), epoch_s(table["end_time"])
+    preds, asked, strata, weight, scale, risk = {}, {}, {}, {}, {}, {}
     for target, stem in STEMS.items():
         P = _stacked(frame, stem, levels)
         if P is None or f"stratum_{stem}" not in frame or not cap[target]:
             continue
-        preds[target] = P
         asked[target] = request(table, target) if target != "walltime" else _f(table, "time_limit_s")
+        preds[target] = as_replayed(target, P, asked[target], nodes)
         strata[target] = frame[f"stratum_{stem}"].astype(object).where(frame[f"stratum_{stem}"].notna(), None).to_numpy()
         weight[target] = held_h if target != "walltime" else np.where(np.isfinite(cores), cores, 1.0) / 3600.0
         scale[target] = 1.0 / cap[target]
+        need = np.where(eligible(table, target), actual(table, target), np.nan)
+        risk[target] = observed_risk(preds[target], need, asked[target], strata[target], submit_s, end_s, levels)
     share = [np.nan_to_num(request(table, x)) * held_h / cap[x] for x in ("memory", "cpus", "gpus") if cap[x]]
     dominant = np.max(share, axis=0) if share else np.zeros(len(table))
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
         alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * len(table),
-                         scale=scale, waste=dict.fromkeys(kill, dominant))
+                         scale=scale, waste=dict.fromkeys(kill, dominant), risk=risk)
         values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
         safest = [x for x in preds if x not in kill]
         for x in safest:

@@ -56,20 +56,21 @@ class Allocation:
 
 
 def _hulls(risk: np.ndarray, gain: np.ndarray) -> list:
-    """Per job, the upper concave hull of ``(risk[k], gain[:, k])`` from the origin (``risk`` rising, shared by
-    every job), as chains of option indices: ``[(job rows, from option, to option)]`` per step, option 0 being the
-    origin.  Points with no more gain than the last vertex are never on it; of collinear points the farther."""
+    """Per job, the upper concave hull of ``(risk[:, k], gain[:, k])`` from the origin (``risk`` non-decreasing
+    along the options, one row per job), as chains of option indices: ``[(job rows, from option, to option)]``
+    per step, option 0 being the origin.  Points with no more gain than the last vertex are never on it; of
+    collinear points the farther."""
     n, m = gain.shape
-    R = np.concatenate([[0.0], risk])
+    R = np.column_stack([np.zeros(n), np.broadcast_to(risk, (n, m))])
     G = np.column_stack([np.zeros(n), gain])
     cur = np.zeros(n, dtype=np.int64)
     steps = []
     rows = np.arange(n)
     for _ in range(m):
-        gc, rc = G[rows, cur], R[cur]
+        gc, rc = G[rows, cur], R[rows, cur]
         later = np.arange(m + 1)[None, :] > cur[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            slope = (G - gc[:, None]) / (R[None, :] - rc[:, None])
+            slope = (G - gc[:, None]) / (R - rc[:, None])
         slope = np.where(later & (G > gc[:, None]), slope, -np.inf)
         # the steepest later point; of equal slopes the farthest (argmax on the reversed columns)
         nxt = m - np.argmax(slope[:, ::-1], axis=1)
@@ -82,20 +83,21 @@ def _hulls(risk: np.ndarray, gain: np.ndarray) -> list:
 
 
 def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budget_jobs: float, *,
-             scale: dict | None = None, waste: dict | None = None) -> Allocation:
+             scale: dict | None = None, waste: dict | None = None, risk: dict | None = None) -> Allocation:
     """Spend ``budget_jobs`` expected kills over the jobs of each target.
 
     ``preds[target]``: shape (jobs, levels), NaN where a job has no prediction; ``asked[target]``: the
     request; ``strata[target]``: each job's stratum (None: not predicted; the rows of the summary);
     ``weight[target]``: what one unit cut is worth per job (for a resource held: the hours it may hold it);
     ``scale[target]``: a factor per target (default 1); ``waste[target]``: what one kill of each job wastes, in
-    the units of what a cut frees after ``scale`` (module text; none by default)."""
+    the units of what a cut frees after ``scale`` (module text; none by default); ``risk[target]``: each job's
+    expected kills at each level, shape (jobs, levels), not decreasing as the level falls (default ``1 − τ``)."""
     levels = tuple(float(x) for x in levels)
     order = np.argsort(levels)[::-1]            # highest level first: risk rising
-    risk = 1.0 - np.asarray(levels)[order]
+    nominal = 1.0 - np.asarray(levels)[order]
     scale = scale or {}
     targets = list(preds)
-    gains, chains = {}, []
+    gains, chains, risks = {}, [], {}
     for ti, target in enumerate(targets):
         P = np.asarray(preds[target], dtype=np.float64)[:, order]
         a = np.asarray(asked[target], dtype=np.float64)
@@ -103,20 +105,24 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
         wt = np.nan_to_num(np.asarray(weight[target], dtype=np.float64))
         has = np.isfinite(P).all(axis=1) & np.isfinite(a) & np.array([s is not None for s in st], dtype=bool)
         s = scale.get(target, 1.0)
+        rk = np.broadcast_to(nominal, P.shape) if risk is None or target not in risk else \
+            np.asarray(risk[target], dtype=np.float64)[:, order]
+        risks[target] = rk
         with np.errstate(invalid="ignore"):
             g = np.clip(a[:, None] - P, 0, None) * wt[:, None] * s
             if waste is not None and target in waste:
-                g = g - risk[None, :] * np.nan_to_num(np.asarray(waste[target], dtype=np.float64))[:, None]
+                g = g - rk * np.nan_to_num(np.asarray(waste[target], dtype=np.float64))[:, None]
         g = np.where(has[:, None], g, -np.inf)
         gains[target] = g
-        R = np.concatenate([[0.0], risk])
+        R = np.column_stack([np.zeros(len(g)), rk])
         G = np.column_stack([np.zeros(len(g)), np.where(np.isfinite(g), g, -1.0)])
-        for rows, frm, to in _hulls(risk, G[:, 1:]):
+        for rows, frm, to in _hulls(rk, G[:, 1:]):
             keep = has[rows]
             rows, frm, to = rows[keep], frm[keep], to[keep]
-            dr = R[to] - R[frm]
+            dr = R[rows, to] - R[rows, frm]
             dg = G[rows, to] - G[rows, frm]
-            chains.append((np.full(len(rows), ti), rows, frm, to, dr, dg / dr))
+            with np.errstate(divide="ignore"):  # a step that adds no risk frees capacity for nothing: first
+                chains.append((np.full(len(rows), ti), rows, frm, to, dr, dg / dr))
     chosen_k = {t: np.zeros(len(np.asarray(preds[t])), dtype=np.int64) for t in targets}
     spent = 0.0
     if chains:
@@ -152,7 +158,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
         out_levels[target] = lv
         g = gains[target]
         freed = np.where(k > 0, g[np.arange(len(k)), np.maximum(k - 1, 0)], 0.0)
-        kills = np.where(k > 0, risk[np.maximum(k - 1, 0)], 0.0)
+        kills = np.where(k > 0, risks[target][np.arange(len(k)), np.maximum(k - 1, 0)], 0.0)
         st = np.asarray(strata[target], dtype=object)
         has = np.isfinite(np.asarray(preds[target], dtype=np.float64)).all(axis=1) & \
             np.array([s is not None for s in st], dtype=bool)

@@ -111,3 +111,21 @@ def test_a_job_without_a_prediction_or_stratum_keeps_its_request():
     got = allocate(preds, {"memory": np.ones(3)}, strata, {"memory": np.ones(3)}, LEVELS, 10.0)
     assert got.chosen["memory"][0] == 0.9 and np.isnan(got.chosen["memory"][1:]).all()
     assert [r["jobs"] for r in got.rows] == [1]
+
+
+def test_a_job_whose_cuts_miss_more_often_is_cut_later():
+    """Each job's own expected kills (``risk``) price its cut: stratum a's jobs measured to miss five times as often
+    at p99 as the level says cost five times as much of the budget there, so b's are bought first."""
+    preds, asked, strata, weight = _month()
+    preds = {"memory": np.tile([0.4, 0.5], (200, 1))}  # every job frees 0.6 at p90 or 0.5 at p99
+    risk = np.tile([0.1, 0.01], (200, 1))
+    risk[:100, 1] = 0.05
+    got = allocate(preds, asked, strata, weight, LEVELS, 1.0, risk={"memory": risk})
+    # b's p99 steps: 50 a kill (100 of them, 1 kill in all); a's: 10 a kill; nothing else fits
+    assert np.isnan(_levels(got, 0, 100)).all() and (_levels(got, 100, 200) == 0.99).all()
+    assert got.expected_kills == pytest.approx(1.0)
+    rows = {r["stratum"]: r for r in got.rows}
+    assert rows["b"]["expected_kills"] == pytest.approx(1.0) and rows["a"]["expected_kills"] == 0.0
+    # with 6 kills, a's p99 steps (5 kills) come next, before any p90 step (0.1 / 0.09 = 1.1 a kill)
+    got = allocate(preds, asked, strata, weight, LEVELS, 6.0, risk={"memory": risk})
+    assert (got.chosen["memory"] == 0.99).all() and got.expected_kills == pytest.approx(6.0)
