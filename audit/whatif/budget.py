@@ -4,6 +4,10 @@
 (:func:`predictors.models.allocate`), once per mode, and returns what the ``rightsized@budget/MODE``
 scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
 
+Each option is priced as the replay will apply it (:func:`as_replayed`: whole cores and GPUs, whole GiB a node,
+whole minutes), at the kills measured for it (:func:`observed_risk`: the share of its stratum's cuts at that level
+that were outgrown, among the jobs ended before its submission, shrunk towards ``1 − τ``).
+
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
 and a core-hour compare as shares of what the cluster has): memory, cores and GPUs are held for the run, so
 a cut is worth ``(asked − predicted) × hours``, the hours it may hold it, known at submission (its time limit:
@@ -13,7 +17,7 @@ requests is killed (memory, time) or stretched past a cut time limit (cores, GPU
 budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
 estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
 of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
-budget (each miss counted as a kill: an upper bound; docs/whatif.md says by how much).  What a
+budget (each miss counted as a kill, more than a stretched run is: docs/whatif.md says by how much).  What a
 level frees is counted net of what its expected kills waste (``waste`` of :func:`predictors.models.allocate`): a
 job killed near the end of its work held all it asked for about its run, so a kill wastes the job's dominant
 share of the cluster over the hours it may hold it, ``max over memory, cores, GPUs of asked × hours / capacity``

@@ -2,12 +2,11 @@
 resource and every job.
 
 Each job may keep its request for a resource or take the calibrated prediction at one of the levels.  At level
-τ the job's expected kills are ``1 − τ`` (calibration holds coverage stratum by stratum, within a size class, so
-this is what the level claims for a job of that stratum), and what it frees is ``max(asked − predicted, 0) ×
-weight × scale`` (``weight``: the hours the job may hold the resource, known at submission; ``scale`` makes
-resources comparable: per unit of the cluster's capacity of that resource over the month).  A job is counted
-once per resource under-sized, so the expected kills add up to an upper bound of the jobs killed (a job short of
-two resources counts twice).
+τ the job's expected kills are ``risk`` (the caller's measure, per job and level; by default ``1 − τ``, what
+calibration claims over a stratum's jobs), and what it frees is ``max(asked − predicted, 0) × weight × scale``
+(``weight``: the hours the job may hold the resource, known at submission; ``scale`` makes resources comparable:
+per unit of the cluster's capacity of that resource over the month).  A job is counted once per resource
+under-sized (a job short of two resources counts twice).
 
 With ``waste`` a kill is also priced in what it wastes: a job killed for being short of a resource is killed
 near the end of its work (``simulator.kills``: memory use is taken to grow to its peak, so a bound just below the
