@@ -96,7 +96,7 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
     docs/whatif.md).  ``bounds`` (jobs × levels, ``levels`` ascending) as the replay gives them."""
     from predictors.features.history import build_events, query_bounds
 
-    names, codes = np.unique(np.asarray(stratum, dtype=object).astype(str), return_inverse=True)
+    _, codes = np.unique(np.asarray(stratum, dtype=object).astype(str), return_inverse=True)
     codes = np.where(np.array([x is not None for x in stratum], dtype=bool), codes, -1)
     out = np.empty(bounds.shape)
     for k, lv in enumerate(levels):
