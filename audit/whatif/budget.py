@@ -4,8 +4,8 @@
 (:func:`predictors.models.allocate`), once per mode, and returns what the ``rightsized@budget/MODE``
 scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
 
-Each option is priced as the replay will apply it (:func:`as_replayed`: whole cores and GPUs, whole GiB a node,
-whole minutes), at the kills measured for it (:func:`observed_risk`: the share of its stratum's cuts at that level
+Each option is priced as the replay will apply it (:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB
+a node, whole minutes), at the kills measured for it (:func:`observed_risk`: the share of its stratum's cuts at that level
 that were outgrown, among the jobs ended before its submission, shrunk towards ``1 − τ``).
 
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .month import STEMS
-from .scenarios import GIB
+from .scenarios import as_replayed
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
@@ -64,25 +64,6 @@ def capacity_hours(cluster, span_h: float) -> dict:
     cpus = sum(g.count * g.cpus for g in groups) or getattr(cluster, "procs", 0)
     return {"memory": sum(g.count * g.mem_bytes for g in groups) * span_h, "cpus": cpus * span_h,
             "gpus": sum(g.count * g.gpus for g in groups) * span_h, "walltime": cpus * span_h}
-
-
-def as_replayed(target: str, P: np.ndarray, asked: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """Predictions ``P`` (jobs × levels) as the replay gives them (:func:`.scenarios.sized_requests`): memory up
-    to whole GiB per node (one at least), cores and GPUs up to whole ones (one core per node, one GPU at least),
-    a time limit up to whole minutes (one at least); never above what was asked (NaN stays NaN)."""
-    P = np.asarray(P, dtype=np.float64)
-    n = np.asarray(nodes, dtype=np.float64)[:, None]
-    a = np.asarray(asked, dtype=np.float64)[:, None]
-    with np.errstate(invalid="ignore"):
-        if target == "memory":
-            r = np.maximum(np.ceil(P / n / GIB - 1e-9), 1.0) * GIB * n
-        elif target == "cpus":
-            r = np.maximum(np.ceil(P - 1e-9), n)
-        elif target == "gpus":
-            r = np.maximum(np.ceil(P - 1e-9), np.minimum(a, 1.0))
-        else:
-            r = np.maximum(np.ceil(P / 60.0 - 1e-9), 1.0) * 60.0
-        return np.where(np.isfinite(a), np.minimum(r, a), r)
 
 
 def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, stratum: np.ndarray,

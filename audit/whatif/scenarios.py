@@ -145,10 +145,30 @@ def actual_requests(m: Month) -> Requests:
                     estimate=m.estimate.copy(), estimate_after=nan, stretch=np.ones(len(m)))
 
 
-def _sized(asked: np.ndarray, pred: np.ndarray, low: np.ndarray) -> np.ndarray:
-    """``pred`` between ``low`` and what was asked; the request where there is no prediction."""
-    ok = np.isfinite(pred)
-    return np.where(ok, np.clip(np.maximum(pred, low), None, asked), asked).astype(np.int64)
+def as_replayed(target: str, pred, asked, nodes, *, unit: int = 1, mem_unit: int = GIB) -> np.ndarray:
+    """Predicted totals as a right-sized request asks them: memory up to whole ``mem_unit`` a node (one at least),
+    cores and GPUs up to whole ones counted in ``unit`` (one core a node at least; a GPU job one GPU, or the share
+    it asked), a time limit up to whole minutes (one at least); never above ``asked`` (NaN: no bound); NaN where
+    there is no prediction.  ``pred`` may hold several bounds a job (jobs × levels) for one ``asked`` and ``nodes``
+    a job."""
+    pred = np.asarray(pred, dtype=np.float64)
+    if pred.ndim == 2:
+        asked, nodes = (np.asarray(x, dtype=np.float64)[:, None] if np.ndim(x) == 1 else x for x in (asked, nodes))
+    with np.errstate(invalid="ignore"):
+        if target == "memory":
+            r, low = _up(pred / nodes, mem_unit) * nodes, mem_unit * np.asarray(nodes)
+        elif target == "cpus":
+            r, low = np.ceil(pred - 1e-9) * unit, np.asarray(nodes) * unit
+        elif target == "gpus":
+            r, low = np.ceil(pred - 1e-9) * unit, np.minimum(asked, unit)
+        else:
+            r, low = _up(pred, 60.0), 60.0
+        return np.where(np.isfinite(pred), np.fmin(np.maximum(r, low), asked), np.nan)
+
+
+def _sized(asked: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """What :func:`as_replayed` gives; the request where there is no prediction."""
+    return np.where(np.isfinite(given), given, asked).astype(np.int64)
 
 
 def _stretch(need: np.ndarray, given: np.ndarray) -> np.ndarray:
@@ -163,12 +183,12 @@ def sized_requests(m: Month, mem_pred, cpu_pred, gpu_pred, wall_pred, mode: str,
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     nan = np.full(len(m), np.nan)
-    per_node = nan if mem_pred is None else _up(mem_pred / m.nodes, mem_unit)
-    mem = np.where(m.mem > 0, _sized(m.mem, per_node * m.nodes, mem_unit * m.nodes), m.mem)
     cu, gu = m.cpu_unit, m.gpu_unit  # predictions are in cores and GPUs; requests in the month's units
-    cpus = _sized(m.cpus, nan if cpu_pred is None else np.ceil(cpu_pred - 1e-9) * cu, m.nodes * cu)
-    gpus = _sized(m.gpus, nan if gpu_pred is None else np.ceil(gpu_pred - 1e-9) * gu, np.minimum(m.gpus, gu))
-    wall = nan if wall_pred is None else np.maximum(_up(wall_pred, 60.0), 60.0)
+    mem = np.where(m.mem > 0, _sized(m.mem, nan if mem_pred is None else
+                                     as_replayed("memory", mem_pred, m.mem, m.nodes, mem_unit=mem_unit)), m.mem)
+    cpus = _sized(m.cpus, nan if cpu_pred is None else as_replayed("cpus", cpu_pred, m.cpus, m.nodes, unit=cu))
+    gpus = _sized(m.gpus, nan if gpu_pred is None else as_replayed("gpus", gpu_pred, m.gpus, m.nodes, unit=gu))
+    wall = nan if wall_pred is None else as_replayed("walltime", wall_pred, np.inf, m.nodes)
     # never above the limit the job replays with under ``actual``: the user's, or for a run the log shows
     # past it (the kill grace time) that run; a prediction reaching what was asked is that limit, so the
     # grace is not charged to right-sizing as a kill

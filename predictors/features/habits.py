@@ -117,14 +117,10 @@ def habit_history(jobs: pd.DataFrame, target: str, *, window: int = 20, gpu_memo
         ages_s = np.zeros_like(vals)
     with np.errstate(invalid="ignore", divide="ignore"):
         logs = np.log(np.clip(vals, 0, None) + spec.log_offset)
-        n = np.isfinite(logs).sum(axis=1)
-        mean = np.nansum(logs, axis=1) / n
-        sd = np.sqrt(np.nansum((logs - mean[:, None]) ** 2, axis=1) / np.maximum(n - 1, 1))
+        n, _, sd = _row_stats(logs)
         # the habit shares its request (the shape is part of the habit): the past jobs' shares of this one's
-        share = logit_share(vals, request(jobs, target, gpu_memory_bytes=gpu_memory_bytes)[:, None])
-        ns = np.isfinite(share).sum(axis=1)
-        s_mean = np.nansum(share, axis=1) / ns
-        s_sd = np.sqrt(np.nansum((share - s_mean[:, None]) ** 2, axis=1) / np.maximum(ns - 1, 1))
+        asked = request(jobs, target, gpu_memory_bytes=gpu_memory_bytes)
+        ns, s_mean, s_sd = _row_stats(logit_share(vals, asked[:, None]))
     return pd.DataFrame({
         "habit_count": st["count"], "habit_last1": st["last1"], "habit_max": st["max"], "habit_krr": st["krr"],
         "habit_vpa": st["vpa"],
@@ -134,6 +130,16 @@ def habit_history(jobs: pd.DataFrame, target: str, *, window: int = 20, gpu_memo
         "habit_share_mean": np.where(ns >= 1, s_mean, np.nan),
         "habit_share_sd": np.where(ns >= 2, s_sd, np.nan),
     })
+
+
+def _row_stats(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: how many values are finite, their mean and their sample standard deviation (meaningless under
+    one and two values: the caller masks those)."""
+    n = np.isfinite(m).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nansum(m, axis=1) / n
+    sd = np.sqrt(np.nansum((m - mean[:, None]) ** 2, axis=1) / np.maximum(n - 1, 1))
+    return n, mean, sd
 
 
 def logit_share(need: np.ndarray, asked: np.ndarray) -> np.ndarray:

@@ -452,9 +452,12 @@ class RollingForecaster:
             choose = tuple(m for m in select if m in here)
             for g, pool, idx, seen_g, inside in self._groups(names, codes, pools, ended, ended | running, test):
                 t = test[codes[test] == g]
-                if choose:
-                    pick = self._pick(choose, cal, np.flatnonzero(cm & (codes == g)), w,
-                                      None if history_class(names[g]) == "cold" else habit_first,
+                cold = history_class(names[g]) == "cold"
+                # no free candidate predicts a cold start: an early fold leaves it its request, as before the
+                # first origin (each candidate is still calibrated on it, for its own record)
+                issues = bool(choose) and not (is_early and cold)
+                if issues:
+                    pick = self._pick(choose, cal, np.flatnonzero(cm & (codes == g)), w, None if cold else habit_first,
                                       y=y, habit=habit, levels=levels)
                 for m in here:
                     on = idx
@@ -474,11 +477,9 @@ class RollingForecaster:
                               effective_levels=self._adapted(levels, known, P, seen_g, ended),
                               observed=ended[on])
                         P[t] = c.transform(test_in, req[t])
-                    if select and m == pick:
+                    if issues and m == pick:
                         pick_in = scores_in, test_in, on
-                if choose and is_early and history_class(names[g]) == "cold":
-                    continue  # no free candidate predicts a cold start: it keeps its request, as before the first origin
-                if choose:  # one candidate for every level, so that its bounds stay nested; its level adapted
+                if issues:  # one candidate for every level, so that its bounds stay nested; its level adapted
                     # to what the stratum's issued bounds covered, whichever candidate each fold picked: a pick
                     # favours the candidate whose calibration runs low, which its own record does not show
                     c = calibrator(pick in curves, levels, spec.log_offset, True)
