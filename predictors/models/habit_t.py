@@ -11,7 +11,8 @@ uncertainty of the mean.  So a habit of a few jobs borrows the spread of habits 
 own, and two identical jobs do not claim a spread of zero.
 
 The quantile at level τ is ``request × expit(mean + t_τ × scale)``; a job whose habit has fewer than
-``min_history`` ended jobs, or whose request is unknown, gets its request (the training median without one).
+``min_history`` ended jobs gets its request; where the request is unknown (a log that records none) there is no
+share to read, and no prediction (NaN): the candidates that read the need itself predict those jobs.
 Calibrated by level (``conformal.LevelCalibrator``) on its curve, the bound is normalised conformal prediction:
 the score of a job is its position in its own habit's predictive distribution, so one calibration serves
 habits of every spread.
@@ -50,7 +51,7 @@ def fit_prior(s2: np.ndarray, df: np.ndarray) -> tuple[float, float]:
 
 class HabitT(Estimator):
     """Student's t of the habit's logit share of the request, its spread shrunk to a prior (module text);
-    ``fit`` learns ``prior_df_``, ``prior_var_`` and ``fallback_``."""
+    ``fit`` learns ``prior_df_`` and ``prior_var_``."""
 
     reads_habits = True  # it reads the habit columns of ``predictors.features.habit_history``
 
@@ -61,7 +62,6 @@ class HabitT(Estimator):
     def fit(self, X: pd.DataFrame, y: np.ndarray) -> HabitT:
         y = np.asarray(y, dtype=np.float64)
         self.levels_ = check_levels(self.levels)
-        self.fallback_ = float(np.nanmedian(y)) if np.isfinite(y).any() else 0.0
         n = X["habit_share_n"].to_numpy(dtype=np.float64, na_value=0.0)
         sd = X["habit_share_sd"].to_numpy(dtype=np.float64, na_value=np.nan)
         on = (n >= 2) & np.isfinite(sd)
@@ -85,7 +85,7 @@ class HabitT(Estimator):
         with np.errstate(invalid="ignore"):
             x = mean[:, None] + stats.t.ppf(lv[None, :], df[:, None]) * scale[:, None]
             v = req[:, None] * special.expit(x)
-        top = np.where(np.isfinite(req), req, self.fallback_)[:, None]
+        top = req[:, None]
         ok = (count >= self.min_history) & (n >= 1) & np.isfinite(mean) & np.isfinite(req)
         return non_crossing(np.where(ok[:, None] & np.isfinite(v), v, top))
 

@@ -411,7 +411,7 @@ class RollingForecaster:
         for m in free:
             rest = np.flatnonzero(~np.isfinite(raw[m][:, 0]) & (fold < 0))
             self._predict(m, first_free[m], X, rest, raw, curves, at, at_levels, at_curve)
-        free_pred = np.isfinite(raw[free[0]][:, 0]) if free else np.zeros(len(meta), dtype=bool)
+        free_pred = np.any([np.isfinite(raw[m][:, 0]) for m in free], axis=0) if free else np.zeros(len(meta), bool)
         inputs = {m: curves.get(m, raw[m]) for m in cal}  # what each calibrator reads
         stratum = meta["stratum"].to_numpy() if self.strata else np.full(len(meta), "all", dtype=object)
         names, codes = np.unique(stratum.astype(str), return_inverse=True)
@@ -457,7 +457,11 @@ class RollingForecaster:
                 # first origin (each candidate is still calibrated on it, for its own record)
                 issues = bool(choose) and not (is_early and cold)
                 if issues:
-                    pick = self._pick(choose, cal, np.flatnonzero(cm & (codes == g)), w, None if cold else habit_first,
+                    # a candidate predicting none of the stratum's jobs (one reading the share of a request the
+                    # log does not record) is not one here
+                    able = tuple(m for m in choose if np.isfinite(inputs[m][t]).any()) or choose
+                    pick = self._pick(able, cal, np.flatnonzero(cm & (codes == g)), w,
+                                      None if cold or habit_first not in able else habit_first,
                                       y=y, habit=habit, levels=levels)
                 for m in here:
                     on = idx

@@ -64,7 +64,7 @@ def test_the_predictive_bound_covers_its_level_where_the_planted_model_holds():
         assert (y <= got[:, j]).mean() == pytest.approx(lv, abs=0.01), lv
 
 
-def test_a_habit_without_history_or_request_gets_its_request():
+def test_a_habit_without_history_gets_its_request_and_without_a_request_no_prediction():
     X = pd.DataFrame({"habit_count": [0.0, 1.0, 5.0, 5.0], "habit_share_n": [0.0, 1.0, 5.0, 5.0],
                       "habit_share_mean": [np.nan, -1.0, -1.0, -1.0], "habit_share_sd": [np.nan, np.nan, 0.2, 0.2],
                       "request": [8.0, 8.0, 8.0, np.nan]})
@@ -72,7 +72,7 @@ def test_a_habit_without_history_or_request_gets_its_request():
     got = est.predict(X)
     assert (got[0] == 8.0).all() and (got[1] == 8.0).all()  # fewer than two ended jobs: the request
     assert (np.diff(got[2]) >= 0).all() and got[2, 0] == pytest.approx(8.0 * special.expit(-1.0))  # median: the mean
-    assert (got[3] == 2.5).all()  # no request: the training median
+    assert np.isnan(got[3]).all()  # no request: no share to read, no prediction (the median of needs covers half)
 
 
 def test_fit_returns_self_and_learns_only_trailing_underscore_attributes():
@@ -81,4 +81,4 @@ def test_fit_returns_self_and_learns_only_trailing_underscore_attributes():
     est = HabitT(LEVELS)
     before = dict(vars(est))
     assert est.fit(X, np.ones(4)) is est
-    assert {k for k in vars(est) if k not in before} == {"levels_", "fallback_", "prior_df_", "prior_var_"}
+    assert {k for k in vars(est) if k not in before} == {"levels_", "prior_df_", "prior_var_"}

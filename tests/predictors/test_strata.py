@@ -127,3 +127,26 @@ def test_a_cold_start_has_no_bound_until_the_models_join(month):
     # the habits' own bounds are issued from the first origin all the same
     warm = got["scored"] & (day < 20) & ~cold
     assert got.loc[warm, "best@0.9"].notna().all() and warm.sum() > 1000
+
+
+def test_a_log_without_memory_requests_is_bounded_by_the_candidates_that_read_the_need(month):
+    """A log that records no memory request (as many SWF logs, and PBS jobs asking none): ``habit_t`` reads the
+    share of the request, so it predicts nothing there, and the bounds come from the candidates that read the
+    need itself, covering at their level stratum by stratum.  Before, ``habit_t`` gave every such job the training
+    median at every level, which no calibration can move, and its bounds were picked for being tight."""
+    jobs = month.copy()
+    jobs["req_mem_bytes"] = np.nan
+    jobs["alloc_mem_bytes"] = np.nan
+    names = ("lightgbm", "habit_t", "habit_max")
+    got = RollingForecaster(default_models(LEVELS, "memory", n_estimators=15, only=names), LEVELS,
+                            warmup_days=4.0, model_warmup_days=20.0, test_days=1.0, cal_days=14.0, min_cal=100,
+                            calibrated=names, select=names).run(jobs, "memory").jobs
+    s = got[got["scored"]]
+    assert not np.isfinite(s["habit_t@0.9"]).any()  # no bound: the request, here unknown
+    assert "habit_t" not in set(s["best_source@0.9"].dropna())
+    for user in ("ann", "bob"):
+        g = s[(s["user"] == user) & np.isfinite(s["best@0.9"])]
+        assert len(g) > 1000
+        for lv in LEVELS:  # 1,000-odd jobs: binomial noise of 0.016 at 0.5, 0.01 at 0.9
+            cover = float((g["y"] <= g[f"best@{lv}"] * (1 + 1e-9)).mean())
+            assert abs(cover - lv) <= 0.05, (user, lv, len(g), cover)
