@@ -33,6 +33,7 @@ import pandas as pd
 
 from .month import STEMS
 from .scenarios import as_replayed
+from .to_simulator import replayable
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
@@ -98,7 +99,7 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
                        modes) -> tuple[dict, dict]:
     """``({"budget/MODE": {target: values in table order}}, {MODE: allocation dict})`` for a kill budget of
-    ``budget`` (a share of the month's jobs)."""
+    ``budget`` (a share of the jobs the replay keeps: those its kills are counted over)."""
     from predictors.features import actual, eligible, epoch_s, request
     from predictors.models import allocate, apply_allocation
 
@@ -129,10 +130,12 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
         risk[target] = observed_risk(preds[target], need, asked[target], strata[target], submit_s, end_s, levels)
     share = [np.nan_to_num(request(table, x)) * held_h / cap[x] for x in ("memory", "cpus", "gpus") if cap[x]]
     dominant = np.max(share, axis=0) if share else np.zeros(len(table))
+    # a share of the jobs the replay keeps, the jobs its kills are counted over (``--tolerance``)
+    replayed = int(replayable(table)[0].sum())
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
-        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * len(table),
+        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * replayed,
                          scale=scale, waste=dict.fromkeys(kill, dominant), risk=risk)
         values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
         safest = [x for x in preds if x not in kill]
@@ -141,7 +144,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
         out[f"budget/{mode}"] = values
         allocations[mode] = {"budget": budget, "budget_jobs": alloc.budget_jobs,
                              "expected_kills": alloc.expected_kills,
-                             "expected_kill_share": alloc.expected_kills / max(1, len(table)),
+                             "expected_kill_share": alloc.expected_kills / max(1, replayed),
                              "safest_level": {x: levels[-1] for x in safest},
                              "allocation": sorted(alloc.rows, key=lambda r: (r["target"], r["stratum"]))}
     return out, allocations

@@ -84,17 +84,22 @@ def in_units(values: np.ndarray, unit: int) -> np.ndarray:
     return np.ceil(np.round(values * unit, 6 if unit == 1 else 3)).astype(np.int64)
 
 
+def replayable(table: pd.DataFrame) -> tuple[np.ndarray, dict]:
+    """``(keep, dropped)``: the rows a replay keeps (a submit time, a run time and a core count known), and how
+    many it drops for each reason."""
+    df = table
+    no_submit = df["submit_time"].isna().to_numpy()
+    no_run = df["elapsed_s"].isna().to_numpy()
+    no_cpus = (df["req_cpus"].isna() & df["alloc_cpus"].isna()).to_numpy() & ~(no_submit | no_run)
+    dropped = {"no_submit_time": int(no_submit.sum()), "no_run_time": int((no_run & ~no_submit).sum()),
+               "unknown_cpus": int(no_cpus.sum())}
+    return ~(no_submit | no_run | no_cpus), dropped
+
+
 def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
     """The replayable rows of the canonical table as job totals (see :func:`to_jobs` for the rules)."""
     df = table
-    dropped = {}
-    no_submit = df["submit_time"].isna().to_numpy()
-    no_run = df["elapsed_s"].isna().to_numpy()
-    dropped["no_submit_time"] = int(no_submit.sum())
-    dropped["no_run_time"] = int((no_run & ~no_submit).sum())
-    no_cpus = (df["req_cpus"].isna() & df["alloc_cpus"].isna()).to_numpy() & ~(no_submit | no_run)
-    dropped["unknown_cpus"] = int(no_cpus.sum())
-    keep = ~(no_submit | no_run | no_cpus)
+    keep, dropped = replayable(df)
     nodes = _ints(df["req_nodes"].fillna(df["alloc_nodes"]), 1).clip(min=1)
     cpus_exact = _exact(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
     if procs is not None:

@@ -113,6 +113,24 @@ def test_the_kill_budget_spends_no_more_than_it_has(week):
     assert {"memory", "cpus"} <= spent
 
 
+def test_the_kill_budget_is_a_share_of_the_jobs_the_replay_keeps(week):
+    """The tolerance counts kills over the jobs replayed, so the budget is a share of those: a log's rows with no
+    submit time or no core count are not replayed, and cannot be killed."""
+    import pandas as pd
+
+    from audit.whatif.budget import budget_predictions
+    from audit.whatif.to_simulator import to_cluster
+
+    store = week[1]
+    table, shape = read_table([store])
+    frame = pd.read_parquet(store / "predictions.parquet")
+    table["submit_time"] = table["submit_time"].mask(np.arange(len(table)) % 50 == 0)    # 50 rows
+    for col in ("req_cpus", "alloc_cpus"):
+        table[col] = table[col].mask(np.arange(len(table)) % 50 == 1)                   # 50 more
+    _, alloc = budget_predictions(table, frame, Options().risk, 0.01, to_cluster(shape), ("advise",))
+    assert alloc["advise"]["budget_jobs"] == pytest.approx(0.01 * (len(table) - 100))
+
+
 def test_coverage_is_reported_per_stratum(week):
     cov = week[0].summary["coverage_by_stratum"]["memory"]
     for lv, row in cov.items():
