@@ -96,6 +96,21 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
     return out
 
 
+#: the one-sided normal quantile of the kills' count the budget keeps clear of: 5 % of months over it
+MARGIN_Z = 1.645
+
+
+def spendable(budget_jobs: float, z: float = MARGIN_Z) -> float:
+    """The expected kills a budget of ``budget_jobs`` may spend so that the kills the replay counts stay within it
+    but for ``z`` standard deviations: each job is killed or not, so the count's variance is at most its
+    expectation E (a Poisson binomial's Σ p(1 − p) ≤ Σ p), and E + z √E ≤ budget.  Spent to the budget itself,
+    the kills land over it about one month in two, and the scenario is then not one the tolerance allows."""
+    if budget_jobs <= 0:
+        return 0.0
+    root = (-z + math.sqrt(z * z + 4.0 * budget_jobs)) / 2.0
+    return root * root
+
+
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
                        modes) -> tuple[dict, dict]:
     """``({"budget/MODE": {target: values in table order}}, {MODE: allocation dict})`` for a kill budget of
@@ -135,14 +150,14 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
-        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, budget * replayed,
+        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, spendable(budget * replayed),
                          scale=scale, waste=dict.fromkeys(kill, dominant), risk=risk)
         values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
         safest = [x for x in preds if x not in kill]
         for x in safest:
             values[x] = preds[x][:, -1]
         out[f"budget/{mode}"] = values
-        allocations[mode] = {"budget": budget, "budget_jobs": alloc.budget_jobs,
+        allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spendable_jobs": alloc.budget_jobs,
                              "expected_kills": alloc.expected_kills,
                              "expected_kill_share": alloc.expected_kills / max(1, replayed),
                              "safest_level": {x: levels[-1] for x in safest},

@@ -58,3 +58,18 @@ def test_a_job_left_at_its_request_does_not_count_and_other_strata_do_not_mix():
     assert r[399, 1] == pytest.approx(1 / (100 + 100))
     # job 398 (stratum t): t's cut jobs are the even ones below 200, half of them outgrown (multiples of 4)
     assert r[398, 1] == pytest.approx((50 + 1) / (100 + 100))
+
+
+def test_the_budget_spends_its_expected_kills_clear_of_their_noise():
+    from audit.whatif.budget import spendable
+
+    # E + 1.645 √E = budget: 400 jobs spend 368.4 expected (√E = (−z + √(z² + 4B)) / 2)
+    assert spendable(400) == pytest.approx(((-1.645 + (1.645**2 + 1600) ** 0.5) / 2) ** 2)
+    for b in (10.0, 78.77, 1220.0):
+        e = spendable(b)
+        assert e + 1.645 * e**0.5 == pytest.approx(b) and e < b
+    assert spendable(0) == 0.0
+    # a Poisson count of mean E passes E + 1.645 √E about 5 % of the time (planted: 20,000 draws)
+    rng = np.random.default_rng(0)
+    over = (rng.poisson(spendable(400), 20_000) > 400).mean()
+    assert 0.03 <= over <= 0.07
