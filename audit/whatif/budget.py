@@ -4,7 +4,8 @@
 (:func:`predictors.models.allocate`), once per mode, and returns what the ``rightsized@budget/MODE``
 scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
 
-Each option is priced as the replay will apply it (:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB
+The budget is a share of the jobs the replay keeps; it spends the expected kills :func:`spendable` allows, clear
+of the noise of the kills' count.  Each option is priced as the replay will apply it (:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB
 a node, whole minutes), at the kills measured for it (:func:`observed_risk`: the share of its stratum's cuts at that level
 that were outgrown, among the jobs ended before its submission, shrunk towards ``1 − τ``).
 
