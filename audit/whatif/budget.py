@@ -5,9 +5,10 @@
 scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
 
 The budget is a share of the jobs the replay keeps; it spends the expected kills :func:`spendable` allows, clear
-of the noise of the kills' count.  Each option is priced as the replay will apply it (:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB
-a node, whole minutes), at the kills measured for it (:func:`observed_risk`: the share of its stratum's cuts at that level
-that were outgrown, among the jobs ended before its submission, shrunk towards ``1 − τ``).
+of the noise of the kills' count.  Each option is priced as the replay will apply it
+(:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB a node, whole minutes), at the kills measured
+for it (:func:`observed_risk`: the share of its stratum's cuts at that level that were outgrown, among the jobs
+ended before its submission, shrunk towards ``1 − τ``).
 
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
 and a core-hour compare as shares of what the cluster has): memory, cores and GPUs are held for the run, so
