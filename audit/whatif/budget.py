@@ -35,7 +35,7 @@ import pandas as pd
 
 from .month import STEMS
 from .scenarios import as_replayed
-from .to_simulator import replayable
+from .to_simulator import node_counts, replayable
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
@@ -78,7 +78,7 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
     level over a stratum's jobs, those left at their request too, which it covers whatever their need below it;
     the jobs a bound cuts are the ones that can be killed, and they miss more often than ``1 − τ`` (measured in
     docs/whatif.md).  ``bounds`` (jobs × levels, ``levels`` ascending) as the replay gives them."""
-    from predictors.features.history import build_events, query_bounds
+    from predictors.features.history import past_sums
 
     _, codes = np.unique(np.asarray(stratum, dtype=object).astype(str), return_inverse=True)
     codes = np.where(np.array([x is not None for x in stratum], dtype=bool), codes, -1)
@@ -88,10 +88,7 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
         with np.errstate(invalid="ignore"):
             cut = np.isfinite(b) & np.isfinite(need) & np.isfinite(asked) & (b < asked)
             miss = np.where(cut, (need > b * (1 + 1e-9)).astype(np.float64), np.nan)
-        ev = build_events(codes, end_s, miss, submit_s)
-        lo, hi = query_bounds(ev, codes, submit_s)
-        m = (hi - lo).astype(np.float64)
-        kills = np.where(hi > lo, ev.cumsum[np.clip(hi - 1, 0, None)] if len(ev.cumsum) else 0.0, 0.0)
+        m, kills = past_sums(codes, submit_s, end_s, miss)
         out[:, k] = (kills + 1.0) / (m + 1.0 / (1.0 - lv))
     for k in range(len(levels) - 2, -1, -1):
         out[:, k] = np.maximum(out[:, k], out[:, k + 1])
@@ -126,12 +123,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     cap = capacity_hours(cluster, span_h)
     held_h = limit_hours(table)
     cores = request(table, "cpus")
-    nodes = np.ones(len(table))
-    for col in ("alloc_nodes", "req_nodes"):  # as the replay counts them (``to_simulator.job_totals``)
-        if col in table:
-            v = _f(table, col)
-            nodes = np.where(np.isfinite(v), v, nodes)
-    nodes = np.clip(np.floor(nodes), 1.0, None)
+    nodes = node_counts(table).astype(np.float64)  # as the replay counts them
     submit_s, end_s = epoch_s(table["submit_time"]), epoch_s(table["end_time"])
     preds, asked, strata, weight, scale, risk = {}, {}, {}, {}, {}, {}
     for target, stem in STEMS.items():

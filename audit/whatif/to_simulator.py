@@ -96,11 +96,16 @@ def replayable(table: pd.DataFrame) -> tuple[np.ndarray, dict]:
     return ~(no_submit | no_run | no_cpus), dropped
 
 
+def node_counts(table: pd.DataFrame) -> np.ndarray:
+    """The nodes each row asked (else was given; one at least)."""
+    return _ints(table["req_nodes"].fillna(table["alloc_nodes"]), 1).clip(min=1)
+
+
 def job_totals(table: pd.DataFrame, *, procs: int | None = None) -> Totals:
     """The replayable rows of the canonical table as job totals (see :func:`to_jobs` for the rules)."""
     df = table
     keep, dropped = replayable(df)
-    nodes = _ints(df["req_nodes"].fillna(df["alloc_nodes"]), 1).clip(min=1)
+    nodes = node_counts(df)
     cpus_exact = _exact(df["req_cpus"].fillna(df["alloc_cpus"]), 1)
     if procs is not None:
         nodes = np.ones(len(df), dtype=np.int64)

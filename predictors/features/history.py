@@ -111,6 +111,16 @@ def range_max(ev: Events, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+def past_sums(group: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, value: np.ndarray) -> tuple:
+    """``(count, total)`` per job of ``value`` over its group's jobs that ended before it was submitted (total
+    0 where there are none)."""
+    submit_s = np.asarray(submit_s, dtype=np.float64)
+    ev = build_events(group, end_s, value, submit_s)
+    lo, hi = query_bounds(ev, group, submit_s)
+    total = np.where(hi > lo, ev.cumsum[np.clip(hi - 1, 0, None)] if len(ev.cumsum) else 0.0, 0.0)
+    return (hi - lo).astype(np.float64), total
+
+
 def past_stats(group: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, value: np.ndarray, *,
                window: int = 20, quantiles=(0.5, 0.9), age_windows: dict | None = None) -> dict[str, np.ndarray]:
     """Per job, statistics of ``value`` over its group's jobs that ended before the job was submitted.
