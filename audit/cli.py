@@ -213,7 +213,8 @@ def generate(out, jobs, days, cluster_spec, profile, seed, corrupt, telemetry_in
 @click.option("--policy", default="easy", show_default=True,
               type=click.Choice(["fifo", "easy", "conservative", "fairshare", "budget"]))
 @click.option("--procs", default=None, type=click.IntRange(min=1),
-              help="One pool of P processors (SWF traces); otherwise the cluster shape's nodes.")
+              help="One pool of P processors (SWF traces; default: the SWF header's MaxProcs); otherwise the "
+                   "cluster shape's nodes.")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
               help="Cluster shape TOML (default: one found among the inputs or in the store).")
 @click.option("--out", default=None, type=click.Path(path_type=Path), help="Write DIR/replay/jobs.parquet and metrics.json.")
@@ -249,7 +250,8 @@ def _floats(text: str) -> tuple:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @click.option("--procs", default=None, type=click.IntRange(min=1),
-              help="One pool of P processors (SWF traces: run-time right-sizing only, never killed at the limit).")
+              help="One pool of P processors (SWF traces: run-time right-sizing only, never killed at the limit; "
+                   "default: the SWF header's MaxProcs).")
 @click.option("--cluster-shape", default=None, type=click.Path(path_type=Path, exists=True),
               help="Cluster shape TOML (default: the store's, or one found among the inputs).")
 @click.option("--risk", default="0.5,0.8,0.9,0.95,0.99", show_default=True,

@@ -168,6 +168,13 @@ def load_cluster_shape(spec, *, source: str = "cluster shape") -> ClusterShape:
                         inferred=_text(spec, "inferred", source, None))
 
 
+def pool_procs(spec) -> int | None:
+    """The processors of a shape that is one pool (``procs = P``: a Standard Workload Format machine), or None for
+    a shape of node groups; ``spec`` as for :func:`load_cluster_shape`, or a loaded :class:`ClusterShape`."""
+    shape = spec if isinstance(spec, ClusterShape) else load_cluster_shape(spec)
+    return shape.procs if not shape.groups else None
+
+
 def is_cluster_shape(path) -> bool:
     """Whether a TOML file holds node groups (a cluster shape among the inputs)."""
     try:

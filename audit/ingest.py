@@ -40,6 +40,7 @@ class IngestResult:
     out: Path | None = None
     skipped: list = field(default_factory=list)
     cluster_shape: Path | dict | None = None  # a shape file among the inputs, or a shape dict (a pilot's, inferred)
+    declared_shape: dict | None = None  # the one shape the files declare (an SWF header's MaxProcs), or None
     telemetry: pd.DataFrame | None = None
     job_telemetry: pd.DataFrame | None = None
     nodes: pd.DataFrame | None = None
@@ -61,7 +62,8 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     ``delimiter`` is sacct text's field delimiter (``sacct --delimiter``), for files read as sacct text.
     ``cluster_shape`` (a TOML path or dict) is the shape to use; without it, one among the inputs, else a pilot's or
     a node list's, else the one the accounting's node lists show (:mod:`audit.shape_inference`, marked
-    ``inferred``).  ``IngestResult.ledger["cluster_shape"]`` says which (:func:`shape_provenance`).
+    ``inferred``), else the one the files themselves declare, where they all declare the same (an SWF header's
+    ``MaxProcs``: one pool of processors, marked ``inferred`` too).  ``IngestResult.ledger["cluster_shape"]`` says which (:func:`shape_provenance`).
     """
     with ExitStack() as stack:
         pilots, paths = _open_pilots(paths, extract_to, stack)
@@ -73,8 +75,9 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
         if cluster_shape is not None:
             result.cluster_shape = cluster_shape
         elif result.cluster_shape is None and (result.nodes is None or not len(result.nodes)):
-            # no shape among the inputs: the one the accounting's node lists show (audit.shape_inference)
-            result.cluster_shape = infer_shape(result.jobs, result.placements)
+            # no shape among the inputs: the one the accounting's node lists show (audit.shape_inference), else
+            # the one the files declare (an SWF header's processors)
+            result.cluster_shape = infer_shape(result.jobs, result.placements) or result.declared_shape
         result.ledger["cluster_shape"] = shape_provenance(result.cluster_shape, result.nodes,
                                                          given=cluster_shape is not None)
         return result
@@ -83,10 +86,13 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
 def shape_provenance(shape, nodes=None, *, given: bool = False) -> dict | None:
     """Where the run's cluster shape came from, for the ledger and the report's data-quality appendix:
     ``source`` (``given``: named by the user; ``input``: a shape file among the inputs; ``pilot``: a collector's
-    node list; ``nodes``: a Kubernetes or Alibaba node list; ``inferred``: the accounting's node lists), and for
-    an inferred shape what it rests on and its node groups."""
+    node list; ``nodes``: a Kubernetes or Alibaba node list; ``inferred``: the accounting's node lists;
+    ``declared``: the accounting files' own header, a pool of ``procs`` processors), and for an inferred or
+    declared shape what it rests on (and an inferred one's node groups)."""
     if shape is None:
         return None if nodes is None or not len(nodes) else {"source": "nodes", "nodes": int(len(nodes))}
+    if isinstance(shape, dict) and shape.get("inferred") and shape.get("procs") and not shape.get("node_groups"):
+        return {"source": "declared", "basis": shape["inferred"], "procs": int(shape["procs"])}
     if isinstance(shape, dict) and shape.get("inferred"):
         groups = [{k: g.get(k) for k in ("name", "count", "cpus", "mem_bytes", "gpus", "gpu_type", "partitions")}
                   for g in shape.get("node_groups", [])]
@@ -149,7 +155,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
                  delimiter=None) -> IngestResult:
     named = {Path(p) for p in paths if not Path(p).is_dir()} | set(named_pilot_files)
     files = expand_paths(paths)
-    frames, ledgers, skipped, placed = [], [], [], []
+    frames, ledgers, skipped, placed, declared = [], [], [], [], []
     quarantine = Quarantine()
     extra = TelemetryInputs(cluster=cluster, sink=telemetry_out)
     for f in files:
@@ -171,6 +177,7 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
             extra.pods.append(result.pods)
         if result.placements is not None and len(result.placements):
             placed.append(conform_placements(result.placements))
+        declared.append(getattr(result, "cluster_shape", None))
     if not ledgers and not extra.ledgers and not extra.pending:
         raise InputError("no accounting file among the inputs: " + ", ".join(str(p) for p in paths))
     frames = [f for f in frames if len(f)]
@@ -187,8 +194,16 @@ def _read_inputs(paths, *, cluster, fmt, timezone, telemetry_out, named_pilot_fi
     shapes = [Path(s["file"]) for s in skipped if s["detected"] == "toml" and is_cluster_shape(s["file"])]
     return IngestResult(jobs=joined.jobs, ledger=ledger, quarantine=quarantine, skipped=skipped,
                         cluster_shape=shapes[0] if len(shapes) == 1 else None,
+                        declared_shape=_one_declared(declared),
                         telemetry=joined.telemetry, job_telemetry=joined.job_stats, nodes=joined.nodes,
                         placements=pd.concat(placed, ignore_index=True) if placed else None)
+
+
+def _one_declared(shapes: list) -> dict | None:
+    """The shape every accounting file declares, where each declares one and all the same machine (the same
+    processors); None otherwise: files from two machines, or one that declares nothing, have no one shape."""
+    procs = {s.get("procs") if s else None for s in shapes}
+    return shapes[0] if shapes and len(procs) == 1 and None not in procs else None
 
 
 def _fold_deleted_elsewhere(jobs: pd.DataFrame, ledgers: list) -> pd.DataFrame:

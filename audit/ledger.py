@@ -110,10 +110,13 @@ def ledger_dict(files: list[FileLedger]) -> dict:
 
 @dataclass
 class ReadResult:
-    """What every ``read_<source>()`` returns: canonical jobs, the file's ledger and its quarantined rows, and
-    where the format names them, the per-node placements of its jobs (:data:`audit.node_table.PLACEMENT_COLUMNS`)."""
+    """What every ``read_<source>()`` returns: canonical jobs, the file's ledger and its quarantined rows,
+    where the format names them, the per-node placements of its jobs (:data:`audit.node_table.PLACEMENT_COLUMNS`),
+    and where the file itself declares the machine, a cluster shape (a dict: an SWF header's ``MaxProcs`` is one
+    pool of that many processors)."""
 
     jobs: object  # pandas.DataFrame in the canonical schema
     ledger: FileLedger
     quarantine: Quarantine
     placements: object = None  # pandas.DataFrame of audit.node_table.PLACEMENT_COLUMNS, or None
+    cluster_shape: dict | None = None  # a shape the file declares (audit.cluster_shape), or None

@@ -554,6 +554,10 @@ def _shape_note(src: dict) -> str:
                 f"({src.get('nodes')} nodes in {len(src.get('node_groups', []))} groups): {src.get('basis')}. "
                 "A node never filled is larger than it looks, so capacity and recoverable nodes rest on lower "
                 "bounds; give the cluster's shape (--cluster-shape) for exact figures.")
+    if source == "declared":
+        return (f"No cluster shape was given: the accounting declares its machine, {src.get('basis')}. The what-if "
+                "replays processors alone, as the Parallel Workloads Archive models the machine, and its node counts "
+                "are processors; give the cluster's shape (--cluster-shape) to replay nodes, memory and GPUs.")
     if source in where:
         return f"The cluster shape is {where[source]}."
     return "No cluster shape: figures that need the nodes (occupancy by partition, the what-if) are left out."

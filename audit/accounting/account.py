@@ -43,7 +43,9 @@ def account_jobs(jobs: pd.DataFrame, *, price_book=None, cluster_shape=None,
                  thresholds: Thresholds | None = None) -> AccountResult:
     """Every accounting figure for a canonical job table (no files written); ``thresholds`` of the findings."""
     book = load_price_book(price_book)
-    shape = shape_frame(load_cluster_shape(cluster_shape)) if cluster_shape is not None else None
+    loaded = load_cluster_shape(cluster_shape) if cluster_shape is not None else None
+    # a pool of processors (an SWF header's) has no nodes or partitions for the per-partition figures
+    shape = shape_frame(loaded) if loaded is not None and loaded.groups else None
     waste = per_job_waste(jobs, book, shape)
     eff = efficiency(jobs)
     capacity = partition_capacity(shape) if shape is not None else None

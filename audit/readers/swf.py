@@ -4,7 +4,8 @@ SWF fields (1-based): 1 job, 2 submit s, 3 wait s, 4 run s, 5 allocated procs, 6
 per processor s, 7 used memory KB per processor, 8 requested procs, 9 requested time s,
 10 requested memory KB per processor, 11 status, 12 user, 13 group, 14 executable, 15 queue,
 16 partition, 17 preceding job, 18 think time; -1 means unknown.  Times are offsets from the
-header's ``UnixStartTime``.
+header's ``UnixStartTime``.  The header's ``MaxProcs`` (the machine's processors) is declared as the cluster
+shape: one pool of that many processors, the archive's own model of the machine (``ReadResult.cluster_shape``).
 
 ASCII text is split into lines and tokens by pyarrow (its CSV reader with one column and no quoting, then
 whitespace splits and a cast of the tokens to floats), line for line as ``str.splitlines`` and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,7 +84,24 @@ def read_swf(path, *, cluster: str | None = None) -> ReadResult:
     ledger.used = len(num)
     ledger.jobs_emitted = len(num)
     jobs = _to_canonical(num, data + 1, header, name, cluster)
-    return ReadResult(jobs=jobs, ledger=ledger, quarantine=quarantine)
+    shape = declared_shape(header, name, cluster or _cluster_name(header, name))
+    return ReadResult(jobs=jobs, ledger=ledger, quarantine=quarantine, cluster_shape=shape)
+
+
+def declared_shape(header: dict, name: str, cluster: str) -> dict | None:
+    """The cluster shape an SWF header declares (the layout of a cluster-shape TOML): one pool of ``MaxProcs``
+    processors (``procs``), with what it rests on (``inferred``); None where the header gives no positive whole
+    number there."""
+    text = str(header.get("MaxProcs", "")).strip()
+    if not text.isdigit() or int(text) < 1:
+        return None
+    return {"name": cluster, "procs": int(text),
+            "inferred": f"the header of {Path(name).name}: MaxProcs {int(text)}, one pool of that many processors "
+                        "(memory and GPUs not modelled)"}
+
+
+def _cluster_name(header: dict, name: str) -> str:
+    return header.get("Computer") or header.get("Installation") or _stem(name)
 
 
 #: bytes ``str.splitlines`` breaks lines at and a CSV reader does not (vertical tab, form feed, the
@@ -207,7 +226,7 @@ def _to_canonical(values: np.ndarray, lines: np.ndarray, header: dict, name: str
     job_id = _label(num["job"], keep_negative=True)
     # req_nodes (SWF has no node count) is left to conform, which adds it as nulls
     df = pd.DataFrame({
-        "cluster": cluster or header.get("Computer") or header.get("Installation") or _stem(name),
+        "cluster": cluster or _cluster_name(header, name),
         "job_id": job_id,
         "job_id_raw": job_id,
         "source": "swf",

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..cluster_shape import pool_procs
 from ..textio import InputError
 from .to_simulator import to_cluster, to_jobs
 
@@ -23,12 +24,15 @@ def replay(table: pd.DataFrame, *, policy: str = "easy", procs: int | None = Non
 
     With ``procs`` the cluster is one pool of that many processors and jobs are never killed at their
     requested time (the Parallel Workloads Archive convention); otherwise the cluster shape (a TOML path)
-    with per-node CPUs, memory and GPUs, and jobs are killed at their limits.
+    with per-node CPUs, memory and GPUs, and jobs are killed at their limits.  A shape that is one pool
+    (``procs = P``, as an SWF header's ``MaxProcs`` declares it) is replayed as ``procs`` is.
     """
     from simulator import simulate as run
 
     if procs is None and cluster_shape is None:
         raise InputError("no cluster shape among the inputs: pass --cluster-shape FILE or --procs P")
+    if procs is None and (pool := pool_procs(cluster_shape)):  # one pool of processors (an SWF header's)
+        procs = pool
     converted = to_jobs(table, procs=procs)
     cluster = to_cluster({"procs": procs} if procs else cluster_shape)
     result, metrics = run(converted.jobs, cluster, policy, kill_at_limit=procs is None)

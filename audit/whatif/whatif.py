@@ -19,6 +19,7 @@ from simulator import replay_as_logged
 from simulator.records import Cluster, Pool
 
 from ..accounting.pricebook import PriceBookError, load_price_book, shipped_books
+from ..cluster_shape import pool_procs
 from .budget import budget_predictions, coverage_by_stratum
 from .gap import gap_of
 from .month import build_month, by_level, history_masks
@@ -243,13 +244,16 @@ def whatif(table: pd.DataFrame, *, cluster_shape=None, procs: int | None = None,
     ``log(stage, seconds)`` hears of each stage as it ends (default: a line on stderr unless ``quiet``);
     ``progress(done)`` hears of each finished replay (default: the runner's line on a terminal); ``runner``: an
     open :class:`Runner` to use instead of one of its own (``scheduler``, ``serial`` and ``workers`` are then
-    the runner's)."""
+    the runner's).  A ``cluster_shape`` that is one pool (``procs = P``, as an SWF header's ``MaxProcs``
+    declares it) is replayed as ``procs`` is."""
     import time
 
     options = options or Options()
     log = None if quiet else (log or _log_stage)
     if procs is None and cluster_shape is None:
         raise ValueError("no cluster shape: pass a cluster-shape TOML or --procs P")
+    if procs is None and (pool := pool_procs(cluster_shape)):  # one pool of processors (an SWF header's)
+        procs, cluster_shape = pool, None                         # is replayed as --procs P replays it
     cluster = Pool(int(procs)) if procs else to_cluster(cluster_shape)
     books = price_books(price_book)
     sources = set(table["source"].astype("string").fillna("").unique().tolist()) if "source" in table else set()

@@ -87,3 +87,17 @@ def test_a_value_that_is_no_number_of_seconds_is_quarantined(tmp_path):
     assert [(q[1], q[2], q[3]) for q in r.quarantine.rows] == [(4, "run", "not a number"),
                                                                 (5, "alloc_procs", "not a number")]
     assert r.ledger.read == 3 and r.ledger.quarantined == 2 and r.ledger.balanced
+
+
+def test_the_header_declares_one_pool_of_its_processors(tmp_path):
+    f = tmp_path / "t.swf"
+    f.write_text(HEADER + "7 100 20 300 4 250 1024 4 600 2048 1 3 5 9 2 1 -1 -1\n")
+    shape = read_swf(f).cluster_shape
+    assert shape["procs"] == 8 and "MaxProcs 8" in shape["inferred"]
+    for header in ("; MaxProcs: -1\n", "; MaxProcs: 2.5\n", "; MaxNodes: 8\n", ""):
+        f.write_text(header + "7 100 20 300 4 250 1024 4 600 2048 1 3 5 9 2 1 -1 -1\n")
+        assert read_swf(f).cluster_shape is None, header
+
+
+def test_kth_header_declares_its_hundred_processors():
+    assert read_swf(trace("swf", "KTH-SP2-1996-2.1-cln.swf.gz")).cluster_shape["procs"] == 100
