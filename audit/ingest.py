@@ -63,7 +63,8 @@ def read_inputs(paths, *, cluster: str | None = None, fmt: str = "auto", timezon
     ``cluster_shape`` (a TOML path or dict) is the shape to use; without it, one among the inputs, else a pilot's or
     a node list's, else the one the accounting's node lists show (:mod:`audit.shape_inference`, marked
     ``inferred``), else the one the files themselves declare, where they all declare the same (an SWF header's
-    ``MaxProcs``: one pool of processors, marked ``inferred`` too).  ``IngestResult.ledger["cluster_shape"]`` says which (:func:`shape_provenance`).
+    ``MaxProcs``: one pool of processors, marked ``inferred`` too).  ``IngestResult.ledger["cluster_shape"]``
+    says which (:func:`shape_provenance`).
     """
     with ExitStack() as stack:
         pilots, paths = _open_pilots(paths, extract_to, stack)
