@@ -16,10 +16,14 @@ a cut is worth ``(asked − predicted) × hours``, the hours it may hold it, kno
 :func:`limit_hours`); a time limit is held in the scheduler's plan, so a cut
 is worth ``(limit − predicted) × cores``.  Under ``enforce`` a job that outgrows any of its four cut
 requests is killed (memory, time) or stretched past a cut time limit (cores, GPUs), so all four spend the
-budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans, so the time
-estimate takes the highest level of the sweep (the per-level scenarios' safest); memory kills, and a job short
-of cores or GPUs runs longer and is killed once that passes its own limit, so memory, cores and GPUs spend the
-budget (each miss counted as a kill, more than a stretched run is: docs/whatif.md says by how much).  What a
+budget.  Under ``advise`` the time limit is the job's own and a time prediction only plans: a job that
+outlives it goes on to its own limit, which the scheduler's estimate then becomes.  It spends nothing, so the
+estimate is the best point prediction of the run, the median (:func:`plan_level`), as EASY++ plans with the mean
+of the user's last two runs (Tsafrir, Etsion & Feitelson 2007): a plan at the sweep's highest level, as
+conservative as a limit, leaves the backfill the holes a user's own limit leaves (measured in docs/whatif.md).
+Memory kills, and a job short of cores or GPUs runs longer and is killed once that passes its own limit, so
+memory, cores and GPUs spend the budget (each miss counted as a kill, more than a stretched run is:
+docs/whatif.md says by how much).  What a
 level frees is counted net of what its expected kills waste (``waste`` of :func:`predictors.models.allocate`): a
 job killed near the end of its work held all it asked for about its run, so a kill wastes the job's dominant
 share of the cluster over the hours it may hold it, ``max over memory, cores, GPUs of asked × hours / capacity``
@@ -95,6 +99,12 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
     return out
 
 
+def plan_level(levels) -> float:
+    """The level a prediction that only plans is taken at: the sweep's level nearest the median (the median
+    itself when it is swept, as by default; of two as near, the higher, erring long as a limit does)."""
+    return min((float(x) for x in levels), key=lambda lv: (round(abs(lv - 0.5), 9), -lv))
+
+
 #: the one-sided normal quantile of the kills' count the budget keeps clear of: 5 % of months over it
 MARGIN_Z = 1.645
 
@@ -147,14 +157,14 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
         alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, spendable(budget * replayed),
                          scale=scale, waste=dict.fromkeys(kill, dominant), risk=risk)
         values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
-        safest = [x for x in preds if x not in kill]
-        for x in safest:
-            values[x] = preds[x][:, -1]
+        plans = [x for x in preds if x not in kill]  # advise's time estimate: it plans, and kills no job
+        for x in plans:
+            values[x] = preds[x][:, levels.index(plan_level(levels))]
         out[f"budget/{mode}"] = values
         allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spendable_jobs": alloc.budget_jobs,
                              "expected_kills": alloc.expected_kills,
                              "expected_kill_share": alloc.expected_kills / max(1, replayed),
-                             "safest_level": {x: levels[-1] for x in safest},
+                             "plan_level": {x: plan_level(levels) for x in plans},
                              "allocation": sorted(alloc.rows, key=lambda r: (r["target"], r["stratum"]))}
     return out, allocations
 

@@ -87,8 +87,8 @@ def scenarios_for(options: Options, month=None) -> list:
 
 
 def budget_mode(modes) -> str:
-    """The mode the kill budget is replayed in: ``advise`` when swept (the time limit stays the user's, so only
-    memory spends the budget, where each kill buys most), else the one mode swept."""
+    """The mode the kill budget is replayed in: ``advise`` when swept (the time limit stays the user's and its
+    estimate only plans; memory, cores and GPUs spend the budget), else the one mode swept."""
     return "advise" if "advise" in modes else modes[0]
 
 

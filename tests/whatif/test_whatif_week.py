@@ -113,6 +113,26 @@ def test_the_kill_budget_spends_no_more_than_it_has(week):
     assert {"memory", "cpus"} <= spent
 
 
+def test_the_advise_budget_plans_with_the_median_run_time(week):
+    """Under advise a run-time prediction only plans (a job outliving it keeps its own limit), so the budget's
+    estimate is the median prediction, as the per-level scenario at 0.5 plans with, not the sweep's safest."""
+    import pandas as pd
+
+    from audit.whatif.budget import budget_predictions, plan_level
+    from audit.whatif.scenarios import as_replayed
+    from audit.whatif.to_simulator import node_counts, to_cluster
+
+    assert plan_level((0.5, 0.8, 0.99)) == 0.5 and plan_level((0.9, 0.99)) == 0.9 and plan_level((0.3, 0.7)) == 0.7
+    store = week[1]
+    table, shape = read_table([store])
+    frame = pd.read_parquet(store / "predictions.parquet")
+    values, alloc = budget_predictions(table, frame, Options().risk, 0.01, to_cluster(shape), ("advise",))
+    limit = pd.to_numeric(table["time_limit_s"]).to_numpy(dtype=float)
+    median = as_replayed("walltime", frame["pred_elapsed_s_p50"].to_numpy(), limit, node_counts(table).astype(float))
+    np.testing.assert_array_equal(values["budget/advise"]["walltime"], median)
+    assert np.isfinite(median).sum() > 1000 and alloc["advise"]["plan_level"] == {"walltime": 0.5}
+
+
 def test_the_kill_budget_is_a_share_of_the_jobs_the_replay_keeps(week):
     """The tolerance counts kills over the jobs replayed, so the budget is a share of those: a log's rows with no
     submit time or no core count are not replayed, and cannot be killed."""
