@@ -90,6 +90,12 @@ def executive(run, cfg, fmt: Formatter) -> dict:
     return out
 
 
+def _unit(w: dict, n) -> str:
+    """What ``n`` of the what-if's node counts are called: nodes, or a pool's processors (``cluster.unit``)."""
+    word = (w.get("cluster") or {}).get("unit") or "node"
+    return word if n == 1 else word + "s"
+
+
 def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
     """What page 1 says of recoverable capacity: ``state`` is ``absent``, ``none`` (no level within the
     tolerance), ``unsearched``, ``zero`` (nothing to recover) or ``found``."""
@@ -104,7 +110,7 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
              else level_label(rec.get("level")))
     base = {"level": level, "mode": rec.get("mode"), "tolerance": tol,
             "kills": fmt.number(rec.get("kills_per_1000_jobs")), "gpu_lost": fmt.number(rec.get("gpu_hours_lost")),
-            "total": fmt.int(w["cluster"]["nodes"])}
+            "total": fmt.int(w["cluster"]["nodes"]), "unit": _unit(w, 2)}
     if rec.get("nodes_recovered") is None:
         return {**base, "state": "unsearched"}
     usd = (rec.get("dollars") or {}).get(w.get("price_book")) or {}
@@ -118,7 +124,7 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
             "month": fmt.money(usd.get("usd_per_month")), "year": fmt.money(usd.get("usd_per_year")),
             "book": w.get("price_book"), "interval": None if lo is None else f"{fmt.int(lo)}–{fmt.int(hi)}",
             "replicates": (w.get("shaken") or {}).get("replicates"),
-            "nodes_word": "node" if rec["nodes_recovered"] == 1 else "nodes", "low": lo,
+            "nodes_word": _unit(w, rec["nodes_recovered"]), "low": lo,
             "actual_nodes": actual, "actual_fmt": fmt.int(actual),
             "nodes_raw": rec["nodes_recovered"]}
 
@@ -130,7 +136,7 @@ def decision(r: dict, ex: dict, tops: list) -> list[str]:
             why = (f"the requests as made already keep today's service on {r['actual_fmt']} fewer, so right-sizing "
                    "adds none")
         elif r.get("low") is not None and r["low"] < 1:
-            why = f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} nodes"
+            why = f"on shaken copies of the month the 5th percentile is {r['interval'].split('–')[0]} {r['unit']}"
         else:
             why = f"that is only {r['share']} of the cluster"
         return [f"The replay frees little: {r['nodes']} {r['nodes_word']} of {r['total']} at the {r['level']} level "
@@ -144,10 +150,10 @@ def decision(r: dict, ex: dict, tops: list) -> list[str]:
                 f"This supports a paid pilot: apply the recommendations (section 5) for one month, starting with "
                 f"{first}, and measure the recovered capacity against this baseline."]
     if r["state"] == "zero":
-        return ["The replay frees no node: at every risk level within the tolerance, today's waiting times need "
+        return [f"The replay frees no {r['unit'][:-1]}: at every risk level within the tolerance, today's waiting times need "
                 "the whole cluster, so no capacity is claimed here.",
                 f"The idle share ({ex['waste_share']}) is still worth acting on through the findings, starting with "
-                f"{first}; it buys shorter queues, not fewer nodes."]
+                f"{first}; it buys shorter queues, not fewer {r['unit']}."]
     if r["state"] == "none":
         return [f"No risk level keeps kills within the tolerance ({r['tolerance']} of jobs), so no recoverable "
                 "capacity is claimed.",
@@ -178,8 +184,8 @@ def gap_sentence(w: dict | None, fmt: Formatter) -> str | None:
     causes = {c.get("cause"): c.get("nodes") for c in g.get("by_cause") or []}
     kept = ((w.get("capacity") or {}).get("oracle") or {}).get("nodes_kept")
     total, oracle = fmt.int(g.get("nodes_total")), fmt.nodes(g.get("oracle_nodes_recovered"))
-    where = (f"on {fmt.int(kept)} of {total} nodes ({oracle} recovered)" if kept is not None
-             else f"with {oracle} of {total} nodes recovered")
+    where = (f"on {fmt.int(kept)} of {total} {_unit(w, 2)} ({oracle} recovered)" if kept is not None
+             else f"with {oracle} of {total} {_unit(w, 2)} recovered")
     held = fmt.nodes(causes.get("no_history"))
     return (f"The oracle (every job given just what it used) keeps today's service {where}; {_gap_subject(w, g)} "
             f"recovers {fmt.nodes(g.get('nodes_recovered'))}: of the {fmt.nodes(g.get('nodes_gap'))} between, "

@@ -78,6 +78,7 @@ def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity:
         "jobs": len(setting.month),
         "dropped": dropped,
         "cluster": {"nodes": sum(g.count for g in groups) if groups else getattr(cluster, "procs", 0),
+                    "unit": "node" if groups else "processor",  # what a node count counts: a pool's are processors
                     "groups": {g.name: g.count for g in groups},
                     "pools": [list(p) for p in cluster.pools()] if groups else []},
         "options": {"risk": list(options.risk), "modes": list(options.modes), "predictor": options.predictor,

@@ -36,7 +36,8 @@ def whatif_text(summary: dict, folder=None) -> str:
             if rec.get("nodes_recovered_mean") is not None:
                 span += f"; {rec['nodes_recovered_mean']:.1f} on average with the month as it ran"
             span += ")"
-        lines.append(f"Recommended: {rec['scenario']}: {rec['nodes_recovered']} of {nodes} nodes recoverable "
+        unit = (summary.get("cluster") or {}).get("unit") or "node"
+        lines.append(f"Recommended: {rec['scenario']}: {rec['nodes_recovered']} of {nodes} {unit}s recoverable "
                      f"({rec['share_recovered']:.1%}){span}, {usd(d.get('usd_per_month'))}/month, "
                      f"{usd(d.get('usd_per_year'))}/year at {book}.")
     if rec is not None:
