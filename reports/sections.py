@@ -110,7 +110,7 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
              else level_label(rec.get("level")))
     base = {"level": level, "mode": rec.get("mode"), "tolerance": tol,
             "kills": fmt.number(rec.get("kills_per_1000_jobs")), "gpu_lost": fmt.number(rec.get("gpu_hours_lost")),
-            "total": fmt.int(w["cluster"]["nodes"]), "unit": _unit(w, 2)}
+            "total": fmt.int(w["cluster"]["nodes"]), "unit": _unit(w, 2), "unit_one": _unit(w, 1)}
     if rec.get("nodes_recovered") is None:
         return {**base, "state": "unsearched"}
     usd = (rec.get("dollars") or {}).get(w.get("price_book")) or {}
@@ -150,8 +150,8 @@ def decision(r: dict, ex: dict, tops: list) -> list[str]:
                 f"This supports a paid pilot: apply the recommendations (section 5) for one month, starting with "
                 f"{first}, and measure the recovered capacity against this baseline."]
     if r["state"] == "zero":
-        return [f"The replay frees no {r['unit'][:-1]}: at every risk level within the tolerance, today's waiting times need "
-                "the whole cluster, so no capacity is claimed here.",
+        return [f"The replay frees no {r['unit_one']}: at every risk level within the tolerance, today's waiting "
+                "times need the whole cluster, so no capacity is claimed here.",
                 f"The idle share ({ex['waste_share']}) is still worth acting on through the findings, starting with "
                 f"{first}; it buys shorter queues, not fewer {r['unit']}."]
     if r["state"] == "none":
