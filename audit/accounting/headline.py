@@ -26,6 +26,16 @@ def _ratio(a, b):
     return float(a / b) if a is not None and b and b > 0 else None
 
 
+def last_ends(jobs: pd.DataFrame) -> pd.Series:
+    """When each job ended, for the period's end: its end time; where the log records none for any job (an SWF
+    trace with no wait times, so no start), its submission plus its run time, the earliest it can have ended."""
+    ends = jobs["end_time"]
+    if not ends.isna().all() or "elapsed_s" not in jobs:
+        return ends
+    run = pd.to_timedelta(pd.to_numeric(jobs["elapsed_s"], errors="coerce").astype("float64"), unit="s")
+    return jobs["submit_time"] + run
+
+
 def summarise(waste: pd.DataFrame, jobs: pd.DataFrame, price_book=None) -> dict:
     """The headline figures (plain floats and ints, JSON-ready) under the stable keys of the glossary."""
     ck = waste["cpu_usage_known"].to_numpy()
@@ -37,7 +47,7 @@ def summarise(waste: pd.DataFrame, jobs: pd.DataFrame, price_book=None) -> dict:
     core_used = _known_sum(waste["core_s_used"].to_numpy() / H, ck)
     mem_peak = _known_sum(waste["mem_byte_s_peak"].to_numpy() / GiB_H, mk)
     gpu_used = _known_sum(waste["gpu_s_used"].to_numpy() / H, gk)
-    starts, ends = jobs["submit_time"], jobs["end_time"]
+    starts, ends = jobs["submit_time"], last_ends(jobs)
     states = jobs["state"].fillna("UNKNOWN").value_counts().sort_index()
     failed = failed_totals(waste)
     out = {
