@@ -38,7 +38,8 @@ def _idle_hours(waste: pd.DataFrame) -> dict:
         waste["gpu_type"].astype(str).to_numpy()).sum()
     gpu_alloc = pd.Series(waste["gpu_s_alloc"].to_numpy(dtype=float) / H).groupby(
         waste["gpu_type"].astype(str).to_numpy()).sum()
-    return {"core_idle": float(np.where(ck, waste["core_s_idle"].to_numpy(dtype=float), 0.0).sum() / H),
+    return {"known": bool((ck | mk | gk).any()),
+            "core_idle": float(np.where(ck, waste["core_s_idle"].to_numpy(dtype=float), 0.0).sum() / H),
             "mem_idle": float(np.where(mk, waste["mem_byte_s_idle"].to_numpy(dtype=float), 0.0).sum() / GiB / H),
             "core_alloc": float(waste["core_s_alloc"].sum() / H),
             "mem_alloc": float(waste["mem_byte_s_alloc"].sum() / GiB / H),
@@ -54,7 +55,8 @@ def _price(book, gpu_type: str) -> float:
 
 
 def by_book(waste: pd.DataFrame, summary: dict, chosen) -> dict:
-    """Per price book (the chosen one first): allocated and idle USD of the period, and the idle as rates."""
+    """Per price book (the chosen one first): allocated and idle USD of the period, and the idle as rates (None
+    where no job's use is known, as ``cost_usd_idle``)."""
     hours = period_hours(summary)
     idle = _idle_hours(waste)
     books = [chosen] + [load_price_book(n) for n in shipped_books() if n != chosen.name]
@@ -62,8 +64,9 @@ def by_book(waste: pd.DataFrame, summary: dict, chosen) -> dict:
     for b in books:
         alloc = (idle["core_alloc"] * b.cpu.usd_per_hour + idle["mem_alloc"] * b.memory.usd_per_hour
                  + sum(h * _price(b, t) for t, h in idle["gpu_alloc"].items()))
+        # as the chosen book's headline: no idle cost where no job's use of any resource is known
         wasted = (idle["core_idle"] * b.cpu.usd_per_hour + idle["mem_idle"] * b.memory.usd_per_hour
-                  + sum(h * _price(b, t) for t, h in idle["gpu_idle"].items()))
+                  + sum(h * _price(b, t) for t, h in idle["gpu_idle"].items())) if idle["known"] else None
         r = rates(wasted, hours)
         out[b.name] = {"date": b.date, "cost_usd_alloc": alloc, "cost_usd_idle": wasted,
                        "cost_usd_idle_per_month": r["per_month"], "cost_usd_idle_per_year": r["per_year"]}

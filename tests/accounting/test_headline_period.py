@@ -32,3 +32,13 @@ def test_a_log_without_end_times_ends_no_earlier_than_its_last_submission_and_ru
     t0 = pd.Timestamp(1_000_000_000, unit="s", tz="UTC")
     assert pd.Timestamp(s["period_end"]) == t0 + pd.Timedelta(seconds=7200 + 1800)
     assert s["period_hours"] == pytest.approx(2.5)
+
+
+def test_no_book_prices_the_idle_of_a_log_whose_use_is_unknown(tmp_path):
+    """No CPU time or memory recorded (SWF fields 6 and 7 at -1): the idle is unknown at every price book, as
+    the headline's, not $0."""
+    s = account_jobs(_swf(tmp_path, 600)).summary
+    assert s["cost_usd_idle"] is None and s["waste_share"] is None
+    assert s["cost_by_book"] and all(b["cost_usd_idle"] is None and b["cost_usd_idle_per_month"] is None
+                                     for b in s["cost_by_book"].values())
+    assert all(b["cost_usd_alloc"] > 0 for b in s["cost_by_book"].values())
