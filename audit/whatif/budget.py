@@ -4,11 +4,14 @@
 (:func:`predictors.models.allocate`), once per mode, and returns what the ``rightsized@budget/MODE``
 scenarios apply (``{"budget/MODE": {target: totals}}``) with the allocation for ``summary.json``.
 
-The budget is a share of the jobs the replay keeps; it spends the expected kills :func:`spendable` allows, clear
-of the noise of the kills' count.  Each option is priced as the replay will apply it
+The budget is a share of the jobs the replay keeps.  Each option is priced as the replay will apply it
 (:func:`.scenarios.as_replayed`: whole cores and GPUs, whole GiB a node, whole minutes), at the kills measured
-for it (:func:`observed_risk`: the share of its stratum's cuts at that level that were outgrown, among the jobs
-ended before its submission, shrunk towards ``1 − τ``).
+for it (:func:`observed_risk`: the share of its stratum's cuts at that level that were killed, among the jobs
+ended before its submission, shrunk towards ``1 − τ``); that ranks the cuts by what was known at each
+submission.  How many of them to take is set on the month, as the recommendation sets a level
+(:func:`largest_within`): the most expected kills whose kills, counted job by job as the replay's engine
+decides them (:func:`.scenarios.killed`), stay within the budget.  The measured shares run low (the jobs ended
+before a submission are the shorter ones), so spent to the budget in expectation the kills land over it.
 
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
 and a core-hour compare as shares of what the cluster has): memory, cores and GPUs are held for the run, so
@@ -22,8 +25,8 @@ estimate is the best point prediction of the run, the median (:func:`plan_level`
 of the user's last two runs (Tsafrir, Etsion & Feitelson 2007): a plan at the sweep's highest level, as
 conservative as a limit, leaves the backfill the holes a user's own limit leaves (measured in docs/whatif.md).
 Memory kills, and a job short of cores or GPUs runs longer and is killed once that passes its own limit, so
-memory, cores and GPUs spend the budget (each miss counted as a kill, more than a stretched run is:
-docs/whatif.md says by how much).  What a
+memory, cores and GPUs spend the budget (a miss of cores or GPUs counted as a kill where the run, stretched by
+need / bound, passed its limit).  What a
 level frees is counted net of what its expected kills waste (``waste`` of :func:`predictors.models.allocate`): a
 job killed near the end of its work held all it asked for about its run, so a kill wastes the job's dominant
 share of the cluster over the hours it may hold it, ``max over memory, cores, GPUs of asked × hours / capacity``
@@ -37,9 +40,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .month import STEMS
-from .scenarios import as_replayed
-from .to_simulator import node_counts, replayable
+from .month import STEMS, build_month
+from .scenarios import Scenario, as_replayed, killed, requests_for
+from .to_simulator import job_totals, node_counts, replayable
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
 
@@ -74,11 +77,12 @@ def capacity_hours(cluster, span_h: float) -> dict:
 
 
 def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, stratum: np.ndarray,
-                  submit_s: np.ndarray, end_s: np.ndarray, levels) -> np.ndarray:
+                  submit_s: np.ndarray, end_s: np.ndarray, levels, run_s=None, limit_s=None) -> np.ndarray:
     """Per job and level, the expected kills of taking its bound: of the jobs of its stratum that ended before it
     was submitted and whose bound at that level cut their request, the share whose need outgrew it (``K`` of
-    ``M``), shrunk towards ``1 − τ`` by one expected miss: ``(K + 1) / (M + 1 / (1 − τ))`` (a Beta prior of mean
-    ``1 − τ``; no such job yet: ``1 − τ``); never less at a lower level than at a higher one.  Calibration holds a
+    ``M``; with ``run_s`` and ``limit_s``, a need over the bound counts only where the run stretched by need /
+    bound passes the limit, as a job short of cores or GPUs is killed), shrunk towards ``1 − τ`` by one
+    expected miss: ``(K + 1) / (M + 1 / (1 − τ))`` (a Beta prior of mean ``1 − τ``; no such job yet: ``1 − τ``); never less at a lower level than at a higher one.  Calibration holds a
     level over a stratum's jobs, those left at their request too, which it covers whatever their need below it;
     the jobs a bound cuts are the ones that can be killed, and they miss more often than ``1 − τ`` (measured in
     docs/whatif.md).  ``bounds`` (jobs × levels, ``levels`` ascending) as the replay gives them."""
@@ -91,7 +95,10 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
         b = bounds[:, k]
         with np.errstate(invalid="ignore"):
             cut = np.isfinite(b) & np.isfinite(need) & np.isfinite(asked) & (b < asked)
-            miss = np.where(cut, (need > b * (1 + 1e-9)).astype(np.float64), np.nan)
+            over = need > b * (1 + 1e-9)
+            if run_s is not None:
+                over = over & (run_s * need / b > limit_s)
+            miss = np.where(cut, over.astype(np.float64), np.nan)
         m, kills = past_sums(codes, submit_s, end_s, miss)
         out[:, k] = (kills + 1.0) / (m + 1.0 / (1.0 - lv))
     for k in range(len(levels) - 2, -1, -1):
@@ -105,19 +112,29 @@ def plan_level(levels) -> float:
     return min((float(x) for x in levels), key=lambda lv: (round(abs(lv - 0.5), 9), -lv))
 
 
-#: the one-sided normal quantile of the kills' count the budget keeps clear of: 5 % of months over it
-MARGIN_Z = 1.645
+#: the grid of expected kills the budget may spend: the budget times this factor to a whole power
+GRID = 1.05
+#: how far the grid reaches each side of the budget (powers of ``GRID``): from a 27th to 2.7 times it
+GRID_STEPS = 68, 20
 
 
-def spendable(budget_jobs: float, z: float = MARGIN_Z) -> float:
-    """The expected kills a budget of ``budget_jobs`` may spend so that the kills the replay counts stay within it
-    but for ``z`` standard deviations: each job is killed or not, so the count's variance is at most its
-    expectation E (a Poisson binomial's Σ p(1 − p) ≤ Σ p), and E + z √E ≤ budget.  Spent to the budget itself,
-    the kills land over it about one month in two, and the scenario is then not one the tolerance allows."""
+def largest_within(spend, budget_jobs: float) -> tuple:
+    """``(spent, spend(spent))``: the most expected kills on the grid (``budget_jobs × GRID**j``) whose kills, as
+    ``spend`` counts them (its result's last item), stay within ``budget_jobs``; nothing spent (0.0) where even
+    the grid's least does not.  The kills grow with the spend (the greedy takes its increments in one order,
+    each deepening a cut), so the grid is bisected."""
     if budget_jobs <= 0:
-        return 0.0
-    root = (-z + math.sqrt(z * z + 4.0 * budget_jobs)) / 2.0
-    return root * root
+        return 0.0, spend(0.0)
+    lo, hi = -GRID_STEPS[0], GRID_STEPS[1]
+    found = None
+    while lo <= hi:
+        j = (lo + hi) // 2
+        got = spend(budget_jobs * GRID ** j)
+        if got[-1] <= budget_jobs:
+            found, lo = (budget_jobs * GRID ** j, got), j + 1
+        else:
+            hi = j - 1
+    return found if found is not None else (0.0, spend(0.0))
 
 
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
@@ -135,6 +152,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     cores = request(table, "cpus")
     nodes = node_counts(table).astype(np.float64)  # as the replay counts them
     submit_s, end_s = epoch_s(table["submit_time"]), epoch_s(table["end_time"])
+    run_s, limit_s = _f(table, "elapsed_s"), _f(table, "time_limit_s")
     preds, asked, strata, weight, scale, risk = {}, {}, {}, {}, {}, {}
     for target, stem in STEMS.items():
         P = _stacked(frame, stem, levels)
@@ -146,24 +164,38 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
         weight[target] = held_h if target != "walltime" else np.where(np.isfinite(cores), cores, 1.0) / 3600.0
         scale[target] = 1.0 / cap[target]
         need = np.where(eligible(table, target), actual(table, target), np.nan)
-        risk[target] = observed_risk(preds[target], need, asked[target], strata[target], submit_s, end_s, levels)
+        # a job short of cores or GPUs is killed only where its run, stretched by need / bound, passes its limit
+        stretched = {"run_s": run_s, "limit_s": limit_s} if target in ("cpus", "gpus") else {}
+        risk[target] = observed_risk(preds[target], need, asked[target], strata[target], submit_s, end_s, levels,
+                                     **stretched)
     share = [np.nan_to_num(request(table, x)) * held_h / cap[x] for x in ("memory", "cpus", "gpus") if cap[x]]
     dominant = np.max(share, axis=0) if share else np.zeros(len(table))
     # a share of the jobs the replay keeps, the jobs its kills are counted over (``--tolerance``)
     replayed = int(replayable(table)[0].sum())
+    procs = getattr(cluster, "procs", None)
+    month, _ = build_month(table, cluster, procs=procs)
+    rows = job_totals(table, procs=procs).rows
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
-        alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, spendable(budget * replayed),
-                         scale=scale, waste=dict.fromkeys(kill, dominant), risk=risk)
-        values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
         plans = [x for x in preds if x not in kill]  # advise's time estimate: it plans, and kills no job
-        for x in plans:
-            values[x] = preds[x][:, levels.index(plan_level(levels))]
+
+        def spend(jobs: float, kill=kill, plans=plans, mode=mode) -> tuple:
+            alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, jobs, scale=scale,
+                             waste=dict.fromkeys(kill, dominant), risk=risk)
+            values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
+            for x in plans:
+                values[x] = preds[x][:, levels.index(plan_level(levels))]
+            month.predictions = {f"budget/{mode}": {x: np.asarray(v, dtype=np.float64)[rows] for x, v in values.items()}}
+            r = requests_for(month, Scenario("rightsized", mode=mode, predictor="budget"))
+            return alloc, values, int(killed(month, r, kill_at_limit=procs is None).sum())
+
+        spent, (alloc, values, kills) = largest_within(spend, budget * replayed)
         out[f"budget/{mode}"] = values
-        allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spendable_jobs": alloc.budget_jobs,
+        allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spent_jobs": spent,
                              "expected_kills": alloc.expected_kills,
                              "expected_kill_share": alloc.expected_kills / max(1, replayed),
+                             "counted_kills": kills,
                              "plan_level": {x: plan_level(levels) for x in plans},
                              "allocation": sorted(alloc.rows, key=lambda r: (r["target"], r["stratum"]))}
     return out, allocations

@@ -233,6 +233,18 @@ def _scaled_util(util: np.ndarray, asked: np.ndarray, given: np.ndarray) -> np.n
     return np.clip(np.where(np.isfinite(u), u, 1.0), 0, 1)
 
 
+def killed(m: Month, r: Requests, *, kill_at_limit: bool = True) -> np.ndarray:
+    """Per job, whether its first attempt under requests ``r`` is killed, as the replay's engine decides it
+    (:mod:`simulator.kills`, on the per-node requests of :func:`to_jobs`): its peak over its memory a node (a
+    memory limit given), or its run, stretched for want of cores or GPUs, past its time limit."""
+    n = m.nodes
+    mem = r.mem // n
+    oom = (mem > 0) & (np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64) // n > mem)
+    if not kill_at_limit:
+        return oom
+    return oom | (m.run * r.stretch > r.limit)
+
+
 def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_scale: float = 1.0) -> Jobs:
     """Simulator jobs (per-node requests) for requests ``r``; ``submit`` replaces the submit times
     (shaken inputs), ``arrival_scale`` > 1 compresses them (the same mix, arriving faster)."""

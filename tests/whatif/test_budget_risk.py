@@ -60,16 +60,34 @@ def test_a_job_left_at_its_request_does_not_count_and_other_strata_do_not_mix():
     assert r[398, 1] == pytest.approx((50 + 1) / (100 + 100))
 
 
-def test_the_budget_spends_its_expected_kills_clear_of_their_noise():
-    from audit.whatif.budget import spendable
+def test_a_short_run_outgrowing_its_cores_is_not_a_kill():
+    """A job short of cores runs longer, and is killed only once that passes its own limit."""
+    bounds, need, asked, stratum, submit, end = _stratum(2000, 10)
+    run = np.where(np.arange(2000) % 20 == 0, 100.0, 10.0)  # half the outgrown jobs run 100 s, half 10 s
+    limit = np.full(2000, 150.0)
+    r = observed_risk(bounds, need, asked, stratum, submit, end, LEVELS, run_s=run, limit_s=limit)
+    # stretched by 8 / 4 (p90) the 100 s runs take 200 s, past 150 s: killed; the 10 s runs take 20 s; at p99
+    # (8 / 6) 133 s, within the limit: no kill
+    assert r[-1, 0] == pytest.approx((100 + 1) / (1999 + 10))
+    assert r[-1, 1] == pytest.approx(1 / (1999 + 100))
 
-    # E + 1.645 √E = budget: 400 jobs spend 368.4 expected (√E = (−z + √(z² + 4B)) / 2)
-    assert spendable(400) == pytest.approx(((-1.645 + (1.645**2 + 1600) ** 0.5) / 2) ** 2)
-    for b in (10.0, 78.77, 1220.0):
-        e = spendable(b)
-        assert e + 1.645 * e**0.5 == pytest.approx(b) and e < b
-    assert spendable(0) == 0.0
-    # a Poisson count of mean E passes E + 1.645 √E about 5 % of the time (planted: 20,000 draws)
-    rng = np.random.default_rng(0)
-    over = (rng.poisson(spendable(400), 20_000) > 400).mean()
-    assert 0.03 <= over <= 0.07
+
+def test_the_budget_takes_the_most_spend_whose_counted_kills_fit():
+    from audit.whatif.budget import GRID, largest_within
+
+    seen = []
+
+    def spend(jobs):  # a planted count: the replay kills 1.3 times what was expected
+        seen.append(jobs)
+        return ("alloc", int(1.3 * jobs))
+
+    spent, got = largest_within(spend, 400.0)
+    # 400 × 1.05^-5 = 313.4 expects 407 kills, over; 400 × 1.05^-6 = 298.5 expects 388
+    assert spent == pytest.approx(400.0 * GRID**-6) and got == ("alloc", 388)
+    assert len(seen) <= 8  # bisected, not walked
+    # nothing fits: nothing spent
+    assert largest_within(lambda jobs: ("alloc", 10**6), 400.0) == (0.0, ("alloc", 10**6))
+    assert largest_within(lambda jobs: ("alloc", 0), 0.0) == (0.0, ("alloc", 0))
+    # a count that runs low: more than the budget is spent in expectation
+    spent, _ = largest_within(lambda jobs: ("alloc", int(0.5 * jobs)), 400.0)
+    assert spent == pytest.approx(400.0 * GRID**14)  # 400 × 1.05^14 = 792, 396 kills; 1.05^15: 416

@@ -301,3 +301,25 @@ def test_a_scenario_the_copies_cannot_tell_from_the_leader_is_shaken_too():
     assert sw.means == {"rightsized@0.9/enforce": 1.0, "rightsized@0.5/enforce": 1.0}
     assert sw.recommended == "rightsized@0.9/enforce" and sw.shaken["scenario"] == sw.recommended
     assert sw.shaken["nodes_recovered"] == {1: 1, 2: 1}
+
+
+def test_the_kills_counted_before_the_replay_are_the_replays_own():
+    """Four jobs, limit 3600 s, on one partition of 4-core 8 GiB nodes; the predictions cut them so:
+    1: peak 2 GiB, given 1 GiB: killed out of memory;
+    2: keeps 4 cores busy for 1,000 s, given 2: stretched to 2,000 s, within its limit: not killed;
+    3: keeps 4 cores busy for 2,000 s, given 2: stretched to 4,000 s, past its limit: killed;
+    4: peak 2 GiB, given 2 GiB, 1 core busy of 1 given: not killed."""
+    from audit.whatif.scenarios import killed
+
+    t = table([(1, 0, 100, 1, 6, 2, 100), (2, 0, 1000, 4, 4, 1, 4000), (3, 0, 2000, 4, 4, 1, 8000),
+               (4, 0, 100, 1, 4, 2, 100)])
+    preds = {"budget/advise": {"memory": np.array([GB, np.nan, np.nan, 2 * GB], dtype=float),
+                               "cpus": np.array([np.nan, 2.0, 2.0, 1.0])}}
+    month, _ = build_month(t, CLUSTER, preds)
+    scenario = Scenario("rightsized", mode="advise", predictor="budget")
+    assert killed(month, requests_for(month, scenario)).tolist() == [True, False, True, False]
+    # without a kill at the limit (a processor pool), only memory kills
+    assert killed(month, requests_for(month, scenario), kill_at_limit=False).tolist() == [True, False, False, False]
+    res = run(Replay(scenario, keep_jobs=True), Setting(month=month, cluster=CLUSTER))
+    jobs = res["jobs"]
+    assert (jobs["kills_oom"] + jobs["kills_timeout"]).tolist() == [1, 0, 1, 0]
