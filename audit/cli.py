@@ -41,21 +41,23 @@ def _fail(exc: Exception) -> None:
 
 
 def _kill_budget(ctx, param, value):
-    """``1%``, ``0.01`` → 0.01; ``off`` → None (no kill-budget scenario)."""
+    """``1%``, ``0.01`` → 0.01; ``off`` → None (no kill-budget scenario, or no budget of GPU-hours)."""
     if value is None or str(value).strip().lower() in ("off", "none", "no"):
         return None
     text = str(value).strip()
     try:
         share = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
     except ValueError:
-        raise click.BadParameter(f"a share of jobs such as 1% or 0.01, or off; got {value!r}") from None
+        raise click.BadParameter(f"a share such as 1% or 0.01, or off; got {value!r}") from None
     if not 0.0 <= share < 1.0:
-        raise click.BadParameter(f"a share of jobs between 0 and 100 %; got {value!r}")
+        raise click.BadParameter(f"a share between 0 and 100 %; got {value!r}")
     return share
 
 
 KILL_BUDGET_HELP = ("Share of jobs the kill-budget scenario may have killed (1% or 0.01; off: none), spent per "
                     "resource and stratum where a kill frees the most capacity.")
+GPU_HOURS_BUDGET_HELP = ("Share of the month's GPU-hours (as asked) the kill-budget scenario may also lose to its "
+                         "kills (0.5% or 0.005; off: no such limit).")
 
 
 class _Commands(click.Group):
@@ -133,11 +135,13 @@ def ingest(paths, out, cluster, fmt, timezone, delimiter) -> None:
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
 @click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+              help=GPU_HOURS_BUDGET_HELP)
 @click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
               help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
 def audit(paths, out, cluster, fmt, timezone, delimiter, price_book, cluster_shape, whatif, advisor_model, scheduler,
-          serial, kill_budget, config_path, quiet) -> None:
+          serial, kill_budget, gpu_hours_budget, config_path, quiet) -> None:
     """Ingest, account, replay the what-ifs and write the report (PDF, HTML, JSON, CSV) into DIR."""
     from .accounting import PriceBookError
     from .config import load_config
@@ -150,7 +154,7 @@ def audit(paths, out, cluster, fmt, timezone, delimiter, price_book, cluster_sha
                            price_book=price_book, cluster_shape=cluster_shape, whatif=whatif,
                            advisor_model=advisor_model,
                            whatif_options={"scheduler": scheduler, "serial": serial, "quiet": quiet,
-                                           "kill_budget": kill_budget},
+                                           "kill_budget": kill_budget, "gpu_hours_budget": gpu_hours_budget},
                            log=None if quiet else lambda text: click.echo(text, err=True), config=config,
                            progress=Progress(quiet=quiet))
     except (InputError, PriceBookError, ValueError) as exc:
@@ -272,6 +276,8 @@ def _floats(text: str) -> tuple:
 @click.option("--tolerance", default=0.01, show_default=True, type=click.FloatRange(min=0),
               help="Largest share of jobs killed the recommended level may cost.")
 @click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+              help=GPU_HOURS_BUDGET_HELP)
 @click.option("--scheduler", default=None, help="Address of a running Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="Run every replay in this process, one after another.")
 @click.option("--workers", default=None, type=click.IntRange(min=1), help="Local Dask workers (default: one per core).")
@@ -282,7 +288,8 @@ def _floats(text: str) -> tuple:
 @click.option("--json", "as_json", is_flag=True, help="Print whatif/summary.json instead of the text summary.")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
 def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, policy, capacity_search, replicates,
-           tolerance, kill_budget, scheduler, serial, workers, price_book, seed, out, as_json, quiet) -> None:
+           tolerance, kill_budget, gpu_hours_budget, scheduler, serial, workers, price_book, seed, out, as_json,
+           quiet) -> None:
     """Replay the month under right-sized requests at every risk level and find the capacity to recover."""
     import json
 
@@ -296,7 +303,8 @@ def whatif(paths, procs, cluster_shape, risk, mode, predictor, backfill_order, p
         result = run_whatif(paths, procs=procs, cluster_shape=cluster_shape, out=out, risk=_floats(risk),
                             modes=("enforce", "advise") if mode == "both" else (mode,), predictor=predictor,
                             backfill_order=backfill_order, policy=policy, capacity_search=capacity_search,
-                            replicates=replicates, tolerance=tolerance, kill_budget=kill_budget, seed=seed,
+                            replicates=replicates, tolerance=tolerance, kill_budget=kill_budget,
+                            gpu_hours_budget=gpu_hours_budget, seed=seed,
                             scheduler=scheduler,
                             serial=serial, workers=workers, quiet=quiet, price_book=price_book)
     except (InputError, PriceBookError, ValueError) as exc:
@@ -420,13 +428,15 @@ def collect_sge(since, until, out, accounting, quiet) -> None:
               help="Fit and save the submit-time advisor's model in DIR/YYYY-MM/model.")
 @click.option("--serial", is_flag=True, help="What-if replays in this process.")
 @click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+              help=GPU_HOURS_BUDGET_HELP)
 @click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to wait for another monthly run to finish before giving up (exit 75).")
 @click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
               help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
 @click.option("--quiet", is_flag=True, help="No stage lines or progress on stderr.")
 def monthly(month, inputs, out, cluster_shape, scheduler, price_book, whatif, advisor_model, serial, kill_budget,
-            wait_s, config_path, quiet) -> None:
+            gpu_hours_budget, wait_s, config_path, quiet) -> None:
     """Audit one month (collected, or from --input) into DIR/YYYY-MM/ with a summary, trends and metrics.
 
     Exit codes: 0 published; 2 bad input or option; 4 the collection had failed commands (nothing
@@ -442,7 +452,8 @@ def monthly(month, inputs, out, cluster_shape, scheduler, price_book, whatif, ad
         config = load_config(config_path)
         result = run_monthly(month, out, inputs=list(inputs) or None, cluster_shape=cluster_shape,
                              scheduler=scheduler, price_book=price_book, whatif=whatif, advisor_model=advisor_model, wait_s=wait_s,
-                             whatif_options={"serial": serial, "quiet": quiet, "kill_budget": kill_budget},
+                             whatif_options={"serial": serial, "quiet": quiet, "kill_budget": kill_budget,
+                                             "gpu_hours_budget": gpu_hours_budget},
                              log=None if quiet else lambda text: click.echo(text, err=True), config=config,
                              progress=Progress(quiet=quiet))
     except Busy as exc:

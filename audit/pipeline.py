@@ -80,7 +80,8 @@ def audit(paths, out, *, cluster: str | None = None, fmt: str = "auto", timezone
         from .whatif.whatif import finish_predictions, start_predictions
 
         opts = dict(whatif_options or {})
-        options = Options(risk=cfg.risk, tolerance=cfg.tolerance, kill_budget=opts.pop("kill_budget", 0.01))
+        options = Options(risk=cfg.risk, tolerance=cfg.tolerance, kill_budget=opts.pop("kill_budget", 0.01),
+                          gpu_hours_budget=opts.pop("gpu_hours_budget", None))
         # one runner (a local Dask cluster, --scheduler, or in process) for the predictions and the replays
         with Runner(opts.pop("scheduler", None), serial=bool(opts.pop("serial", False)),
                     workers=opts.pop("workers", None), progress=False) as runner:

@@ -10,7 +10,8 @@ for it (:func:`observed_risk`: the share of its stratum's cuts at that level tha
 ended before its submission, shrunk towards ``1 − τ``); that ranks the cuts by what was known at each
 submission.  How many of them to take is set on the month, as the recommendation sets a level
 (:func:`largest_within`): the most expected kills whose kills, counted job by job as the replay's engine
-decides them (:func:`.scenarios.killed`), stay within the budget.  The measured shares run low (the jobs ended
+decides them (:func:`.scenarios.killed_after`), stay within the budget (and, with a budget of GPU-hours, whose
+GPU-hours lost to the killed attempts stay within that too).  The measured shares run low (the jobs ended
 before a submission are the shorter ones), so spent to the budget in expectation the kills land over it.
 
 What a cut is worth, per unit of the cluster's capacity of the resource over the month (so that a GiB-hour
@@ -41,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .month import STEMS, build_month
-from .scenarios import Scenario, as_replayed, killed, requests_for
+from .scenarios import Scenario, as_replayed, killed_after, requests_for
 from .to_simulator import job_totals, node_counts, replayable
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
@@ -118,11 +119,16 @@ GRID = 1.05
 GRID_STEPS = 68, 20
 
 
-def largest_within(spend, budget_jobs: float) -> tuple:
+def largest_within(spend, budget_jobs: float, gpu_hours: float | None = None) -> tuple:
     """``(spent, spend(spent))``: the most expected kills on the grid (``budget_jobs × GRID**j``) whose kills, as
-    ``spend`` counts them (its result's last item), stay within ``budget_jobs``; nothing spent (0.0) where even
-    the grid's least does not.  The kills grow with the spend (the greedy takes its increments in one order,
-    each deepening a cut), so the grid is bisected."""
+    ``spend`` counts them (its result's last two items: jobs killed, GPU-hours lost), stay within ``budget_jobs``
+    and, given ``gpu_hours``, whose GPU-hours lost stay within it; nothing spent (0.0) where even the grid's least
+    does not fit.  The kills grow with the spend (the greedy takes its increments in one order, each deepening a
+    cut), so the grid is bisected."""
+
+    def fits(got) -> bool:
+        return got[-2] <= budget_jobs and (gpu_hours is None or got[-1] <= gpu_hours)
+
     if budget_jobs <= 0:
         return 0.0, spend(0.0)
     lo, hi = -GRID_STEPS[0], GRID_STEPS[1]
@@ -130,7 +136,7 @@ def largest_within(spend, budget_jobs: float) -> tuple:
     while lo <= hi:
         j = (lo + hi) // 2
         got = spend(budget_jobs * GRID ** j)
-        if got[-1] <= budget_jobs:
+        if fits(got):
             found, lo = (budget_jobs * GRID ** j, got), j + 1
         else:
             hi = j - 1
@@ -138,9 +144,10 @@ def largest_within(spend, budget_jobs: float) -> tuple:
 
 
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,
-                       modes) -> tuple[dict, dict]:
+                       modes, gpu_hours: float | None = None) -> tuple[dict, dict]:
     """``({"budget/MODE": {target: values in table order}}, {MODE: allocation dict})`` for a kill budget of
-    ``budget`` (a share of the jobs the replay keeps: those its kills are counted over)."""
+    ``budget`` (a share of the jobs the replay keeps: those its kills are counted over) and, with ``gpu_hours``,
+    of that share of the GPU-hours the month asked (GPUs × run) lost to the kills as well."""
     from predictors.features import actual, eligible, epoch_s, request
     from predictors.models import allocate, apply_allocation
 
@@ -175,6 +182,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     procs = getattr(cluster, "procs", None)
     month, _ = build_month(table, cluster, procs=procs)
     rows = job_totals(table, procs=procs).rows
+    asked_gpu_hours = float((month.gpus / month.gpu_unit * month.run).sum() / 3600.0)
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
@@ -186,16 +194,22 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
             values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
             for x in plans:
                 values[x] = preds[x][:, levels.index(plan_level(levels))]
-            month.predictions = {f"budget/{mode}": {x: np.asarray(v, dtype=np.float64)[rows] for x, v in values.items()}}
+            month.predictions = {f"budget/{mode}": {x: np.asarray(v, dtype=np.float64)[rows]
+                                                    for x, v in values.items()}}
             r = requests_for(month, Scenario("rightsized", mode=mode, predictor="budget"))
-            return alloc, values, int(killed(month, r, kill_at_limit=procs is None).sum())
+            after = killed_after(month, r, kill_at_limit=procs is None)
+            dead = np.isfinite(after)
+            lost = float((r.gpus[dead] / month.gpu_unit * after[dead]).sum() / 3600.0)
+            return alloc, values, int(dead.sum()), lost
 
-        spent, (alloc, values, kills) = largest_within(spend, budget * replayed)
+        gpu_allowed = None if gpu_hours is None else gpu_hours * asked_gpu_hours
+        spent, (alloc, values, kills, lost) = largest_within(spend, budget * replayed, gpu_allowed)
         out[f"budget/{mode}"] = values
         allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spent_jobs": spent,
                              "expected_kills": alloc.expected_kills,
                              "expected_kill_share": alloc.expected_kills / max(1, replayed),
-                             "counted_kills": kills,
+                             "counted_kills": kills, "gpu_hours_budget": gpu_hours,
+                             "gpu_hours_allowed": gpu_allowed, "counted_gpu_hours_lost": lost,
                              "plan_level": {x: plan_level(levels) for x in plans},
                              "allocation": sorted(alloc.rows, key=lambda r: (r["target"], r["stratum"]))}
     return out, allocations

@@ -84,7 +84,8 @@ def summary_of(sw: Sweep, setting, options: Options, *, dropped: dict, fidelity:
         "options": {"risk": list(options.risk), "modes": list(options.modes), "predictor": options.predictor,
                     "backfill_order": options.backfill_order, "policy": options.policy,
                     "replicates": options.replicates, "tolerance": options.tolerance, "seed": options.seed,
-                    "capacity_search": options.capacity_search, "kill_budget": options.kill_budget},
+                    "capacity_search": options.capacity_search, "kill_budget": options.kill_budget,
+                    "gpu_hours_budget": options.gpu_hours_budget},
         "prediction_coverage": {str(k): {t: float(np.isfinite(v).mean()) if len(v) else 0.0 for t, v in p.items()}
                                 for k, p in setting.month.predictions.items()},
         "fidelity": fidelity,

@@ -233,16 +233,20 @@ def _scaled_util(util: np.ndarray, asked: np.ndarray, given: np.ndarray) -> np.n
     return np.clip(np.where(np.isfinite(u), u, 1.0), 0, 1)
 
 
-def killed(m: Month, r: Requests, *, kill_at_limit: bool = True) -> np.ndarray:
-    """Per job, whether its first attempt under requests ``r`` is killed, as the replay's engine decides it
-    (:mod:`simulator.kills`, on the per-node requests of :func:`to_jobs`): its peak over its memory a node (a
-    memory limit given), or its run, stretched for want of cores or GPUs, past its time limit."""
+def killed_after(m: Month, r: Requests, *, kill_at_limit: bool = True) -> np.ndarray:
+    """Per job, the seconds its first attempt under requests ``r`` runs before it is killed (NaN: it is not), as
+    the replay's engine decides it (:func:`simulator.kills.attempt`, on the per-node requests of :func:`to_jobs`,
+    without telemetry): use growing to its peak crosses its memory a node (a memory limit given) at
+    ``run × memory / peak`` of its work, and a run stretched for want of cores or GPUs stops at its time limit."""
     n = m.nodes
     mem = r.mem // n
-    oom = (mem > 0) & (np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64) // n > mem)
-    if not kill_at_limit:
-        return oom
-    return oom | (m.run * r.stretch > r.limit)
+    peak = np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64) // n
+    run = m.run * r.stretch
+    with np.errstate(divide="ignore", invalid="ignore"):
+        oom_after = np.where((mem > 0) & (peak > mem), m.run * mem / peak * r.stretch, np.inf)
+    end = np.where(oom_after < run, oom_after, run)
+    late = end > r.limit if kill_at_limit else np.zeros(len(m), dtype=bool)
+    return np.where(late, r.limit, np.where(oom_after < run, oom_after, np.nan))
 
 
 def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_scale: float = 1.0) -> Jobs:

@@ -47,6 +47,7 @@ class Options:
     seed: int = 0
     policies: tuple = POLICIES
     kill_budget: float | None = 0.01
+    gpu_hours_budget: float | None = None
 
 
 @dataclass

@@ -141,7 +141,7 @@ def predictions_for(table: pd.DataFrame, options: Options, *, procs: int | None,
     preds = by_level(frame, options.risk)
     if options.kill_budget is not None and cluster is not None:
         budget, alloc = budget_predictions(table, frame, options.risk, options.kill_budget, cluster,
-                                           (budget_mode(options.modes),))
+                                           (budget_mode(options.modes),), gpu_hours=options.gpu_hours_budget)
         preds.update(budget)
         if allocations is not None:
             allocations.update(alloc)

@@ -79,15 +79,18 @@ def test_the_budget_takes_the_most_spend_whose_counted_kills_fit():
 
     def spend(jobs):  # a planted count: the replay kills 1.3 times what was expected
         seen.append(jobs)
-        return ("alloc", int(1.3 * jobs))
+        return ("alloc", int(1.3 * jobs), 0.0)
 
     spent, got = largest_within(spend, 400.0)
     # 400 × 1.05^-5 = 313.4 expects 407 kills, over; 400 × 1.05^-6 = 298.5 expects 388
-    assert spent == pytest.approx(400.0 * GRID**-6) and got == ("alloc", 388)
+    assert spent == pytest.approx(400.0 * GRID**-6) and got == ("alloc", 388, 0.0)
     assert len(seen) <= 8  # bisected, not walked
     # nothing fits: nothing spent
-    assert largest_within(lambda jobs: ("alloc", 10**6), 400.0) == (0.0, ("alloc", 10**6))
-    assert largest_within(lambda jobs: ("alloc", 0), 0.0) == (0.0, ("alloc", 0))
+    assert largest_within(lambda jobs: ("alloc", 10**6, 0.0), 400.0) == (0.0, ("alloc", 10**6, 0.0))
+    assert largest_within(lambda jobs: ("alloc", 0, 0.0), 0.0) == (0.0, ("alloc", 0, 0.0))
     # a count that runs low: more than the budget is spent in expectation
-    spent, _ = largest_within(lambda jobs: ("alloc", int(0.5 * jobs)), 400.0)
+    spent, _ = largest_within(lambda jobs: ("alloc", int(0.5 * jobs), 0.0), 400.0)
     assert spent == pytest.approx(400.0 * GRID**14)  # 400 × 1.05^14 = 792, 396 kills; 1.05^15: 416
+    # a budget of GPU-hours as well: each expected kill loses 2 GPU-hours, 500 allowed, so 250 expected at most
+    spent, got = largest_within(lambda jobs: ("alloc", int(jobs), 2.0 * jobs), 400.0, 500.0)
+    assert spent == pytest.approx(400.0 * GRID**-10) and got[-1] <= 500.0 < 2.0 * 400.0 * GRID**-9

@@ -305,11 +305,11 @@ def test_a_scenario_the_copies_cannot_tell_from_the_leader_is_shaken_too():
 
 def test_the_kills_counted_before_the_replay_are_the_replays_own():
     """Four jobs, limit 3600 s, on one partition of 4-core 8 GiB nodes; the predictions cut them so:
-    1: peak 2 GiB, given 1 GiB: killed out of memory;
+    1: peak 2 GiB, given 1 GiB: use grows to its peak over its 100 s, so it crosses 1 GiB at 50 s: killed;
     2: keeps 4 cores busy for 1,000 s, given 2: stretched to 2,000 s, within its limit: not killed;
-    3: keeps 4 cores busy for 2,000 s, given 2: stretched to 4,000 s, past its limit: killed;
+    3: keeps 4 cores busy for 2,000 s, given 2: stretched to 4,000 s, killed at its limit, 3,600 s;
     4: peak 2 GiB, given 2 GiB, 1 core busy of 1 given: not killed."""
-    from audit.whatif.scenarios import killed
+    from audit.whatif.scenarios import killed_after
 
     t = table([(1, 0, 100, 1, 6, 2, 100), (2, 0, 1000, 4, 4, 1, 4000), (3, 0, 2000, 4, 4, 1, 8000),
                (4, 0, 100, 1, 4, 2, 100)])
@@ -317,9 +317,33 @@ def test_the_kills_counted_before_the_replay_are_the_replays_own():
                                "cpus": np.array([np.nan, 2.0, 2.0, 1.0])}}
     month, _ = build_month(t, CLUSTER, preds)
     scenario = Scenario("rightsized", mode="advise", predictor="budget")
-    assert killed(month, requests_for(month, scenario)).tolist() == [True, False, True, False]
+    after = killed_after(month, requests_for(month, scenario))
+    assert after[[0, 2]].tolist() == [50.0, 3600.0] and np.isnan(after[[1, 3]]).all()
     # without a kill at the limit (a processor pool), only memory kills
-    assert killed(month, requests_for(month, scenario), kill_at_limit=False).tolist() == [True, False, False, False]
+    after = killed_after(month, requests_for(month, scenario), kill_at_limit=False)
+    assert after[0] == 50.0 and np.isnan(after[1:]).all()
     res = run(Replay(scenario, keep_jobs=True), Setting(month=month, cluster=CLUSTER))
     jobs = res["jobs"]
     assert (jobs["kills_oom"] + jobs["kills_timeout"]).tolist() == [1, 0, 1, 0]
+    m = run(Replay(scenario), Setting(month=month, cluster=CLUSTER))
+    # the hours lost are those of the killed attempts: 50 s of 1 core, 3,600 s of 2 cores
+    assert m["lost_cpu_hours"] == pytest.approx((50 + 2 * 3600) / 3600)
+
+
+def test_the_gpu_hours_a_kill_loses_are_counted_as_the_replay_counts_them():
+    # one job asking 2 GPUs and 8 GiB, peaking at 4 GiB over its 100 s, given 2 GiB: it crosses 2 GiB at 50 s
+    # and is killed, its attempt having held 2 GPUs for 50 s
+    from audit.whatif.scenarios import killed_after
+
+    t = table([(1, 0, 100, 1, 8, 4, 100)])
+    t["req_gpus"], t["alloc_gpus"], t["gpu_type"] = 2, 2, "a100"
+    gpus = Cluster(groups=(NodeGroup("g", 1, cpus=4, mem_bytes=8 * GB, gpus=2, gpu_type="a100"),),
+                   partitions=(Partition("cpu", ("g",)),))
+    month, _ = build_month(t, gpus, {"budget/advise": {"memory": np.array([2 * GB], dtype=float)}})
+    scenario = Scenario("rightsized", mode="advise", predictor="budget")
+    r = requests_for(month, scenario)
+    after = killed_after(month, r)
+    assert after.tolist() == [50.0]
+    assert (r.gpus / month.gpu_unit * after).sum() / 3600 == pytest.approx(2 * 50 / 3600)
+    m = run(Replay(scenario), Setting(month=month, cluster=gpus))
+    assert m["lost_gpu_hours"] == pytest.approx(2 * 50 / 3600)

@@ -135,6 +135,31 @@ def test_the_advise_budget_plans_with_the_median_run_time(week):
     assert np.isfinite(median).sum() > 1000 and alloc["advise"]["plan_level"] == {"walltime": 0.5}
 
 
+def test_a_budget_of_gpu_hours_keeps_the_gpu_hours_the_kills_lose_within_it(week):
+    """``--gpu-hours-budget``: the kills may lose at most that share of the GPU-hours the month asked, besides the
+    share of jobs; the jobs' budget alone loses more here, so the GPU-hours bind."""
+    import pandas as pd
+
+    from audit.whatif.budget import budget_predictions
+    from audit.whatif.to_simulator import to_cluster
+
+    store = week[1]
+    table, shape = read_table([store])
+    frame = pd.read_parquet(store / "predictions.parquet")
+    cluster = to_cluster(shape)
+    _, alone = budget_predictions(table, frame, Options().risk, 0.01, cluster, ("advise",))
+    a = alone["advise"]
+    assert a["gpu_hours_budget"] is None and a["counted_gpu_hours_lost"] > 0
+    asked = (pd.to_numeric(table["alloc_gpus"].fillna(table["req_gpus"])).fillna(0).to_numpy(dtype=float)
+             * pd.to_numeric(table["elapsed_s"]).to_numpy(dtype=float)).sum() / 3600
+    share = 0.25 * a["counted_gpu_hours_lost"] / asked
+    _, capped = budget_predictions(table, frame, Options().risk, 0.01, cluster, ("advise",), gpu_hours=share)
+    c = capped["advise"]
+    assert c["gpu_hours_allowed"] == pytest.approx(share * asked, rel=0.02)
+    assert c["counted_gpu_hours_lost"] <= c["gpu_hours_allowed"]
+    assert c["spent_jobs"] < a["spent_jobs"] and c["counted_kills"] <= a["counted_kills"] <= a["budget_jobs"]
+
+
 def test_the_kill_budget_is_a_share_of_the_jobs_the_replay_keeps(week):
     """The tolerance counts kills over the jobs replayed, so the budget is a share of those: a log's rows with no
     submit time or no core count are not replayed, and cannot be killed."""
