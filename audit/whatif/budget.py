@@ -83,8 +83,9 @@ def observed_risk(bounds: np.ndarray, need: np.ndarray, asked: np.ndarray, strat
     was submitted and whose bound at that level cut their request, the share whose need outgrew it (``K`` of
     ``M``; with ``run_s`` and ``limit_s``, a need over the bound counts only where the run stretched by need /
     bound passes the limit, as a job short of cores or GPUs is killed), shrunk towards ``1 − τ`` by one
-    expected miss: ``(K + 1) / (M + 1 / (1 − τ))`` (a Beta prior of mean ``1 − τ``; no such job yet: ``1 − τ``); never less at a lower level than at a higher one.  Calibration holds a
-    level over a stratum's jobs, those left at their request too, which it covers whatever their need below it;
+    expected miss: ``(K + 1) / (M + 1 / (1 − τ))`` (a Beta prior of mean ``1 − τ``; no such job yet:
+    ``1 − τ``); never less at a lower level than at a higher one.  Calibration holds a level over a stratum's
+    jobs, those left at their request too, which it covers whatever their need below it;
     the jobs a bound cuts are the ones that can be killed, and they miss more often than ``1 − τ`` (measured in
     docs/whatif.md).  ``bounds`` (jobs × levels, ``levels`` ascending) as the replay gives them."""
     from predictors.features.history import past_sums
@@ -183,6 +184,13 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     month, _ = build_month(table, cluster, procs=procs)
     rows = job_totals(table, procs=procs).rows
     asked_gpu_hours = float((month.gpus / month.gpu_unit * month.run).sum() / 3600.0)
+    gpu_allowed = None if gpu_hours is None else gpu_hours * asked_gpu_hours
+    cost = None
+    if gpu_allowed is not None:
+        # with a budget of GPU-hours too, a kill spends the larger of its shares of the two budgets (in jobs): the
+        # GPU-hours it may lose, its GPUs over its limit (known at submission), over those allowed
+        at_risk = np.nan_to_num(request(table, "gpus")) * held_h
+        cost = np.maximum(1.0, at_risk * budget * replayed / max(gpu_allowed, 1e-9))
     out, allocations = {}, {}
     for mode in modes:
         kill = [x for x in KILL_TARGETS[mode] if x in preds]
@@ -190,7 +198,8 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
         def spend(jobs: float, kill=kill, plans=plans, mode=mode) -> tuple:
             alloc = allocate({x: preds[x] for x in kill}, asked, strata, weight, levels, jobs, scale=scale,
-                             waste=dict.fromkeys(kill, dominant), risk=risk)
+                             waste=dict.fromkeys(kill, dominant), risk=risk,
+                             cost=None if cost is None else dict.fromkeys(kill, cost))
             values = apply_allocation(alloc, {x: preds[x] for x in kill}, levels)
             for x in plans:
                 values[x] = preds[x][:, levels.index(plan_level(levels))]
@@ -202,7 +211,6 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
             lost = float((r.gpus[dead] / month.gpu_unit * after[dead]).sum() / 3600.0)
             return alloc, values, int(dead.sum()), lost
 
-        gpu_allowed = None if gpu_hours is None else gpu_hours * asked_gpu_hours
         spent, (alloc, values, kills, lost) = largest_within(spend, budget * replayed, gpu_allowed)
         out[f"budget/{mode}"] = values
         allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spent_jobs": spent,

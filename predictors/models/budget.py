@@ -82,7 +82,8 @@ def _hulls(risk: np.ndarray, gain: np.ndarray) -> list:
 
 
 def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budget_jobs: float, *,
-             scale: dict | None = None, waste: dict | None = None, risk: dict | None = None) -> Allocation:
+             scale: dict | None = None, waste: dict | None = None, risk: dict | None = None,
+             cost: dict | None = None) -> Allocation:
     """Spend ``budget_jobs`` expected kills over the jobs of each target.
 
     ``preds[target]``: shape (jobs, levels), NaN where a job has no prediction; ``asked[target]``: the
@@ -90,7 +91,10 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
     ``weight[target]``: what one unit cut is worth per job (for a resource held: the hours it may hold it);
     ``scale[target]``: a factor per target (default 1); ``waste[target]``: what one kill of each job wastes, in
     the units of what a cut frees after ``scale`` (module text; none by default); ``risk[target]``: each job's
-    expected kills at each level, shape (jobs, levels), not decreasing as the level falls (default ``1 − τ``)."""
+    expected kills at each level, shape (jobs, levels), not decreasing as the level falls (default ``1 − τ``);
+    ``cost[target]``: what one expected kill of each job spends of ``budget_jobs`` (default 1, a job: more where
+    a second budget, of GPU-hours lost, binds the job's kill first).  The allocation's ``expected_kills`` are
+    kills, whatever they cost."""
     levels = tuple(float(x) for x in levels)
     order = np.argsort(levels)[::-1]            # highest level first: risk rising
     nominal = 1.0 - np.asarray(levels)[order]
@@ -107,13 +111,15 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
         rk = np.broadcast_to(nominal, P.shape) if risk is None or target not in risk else \
             np.asarray(risk[target], dtype=np.float64)[:, order]
         risks[target] = rk
+        ck = np.ones(len(P)) if cost is None or target not in cost else \
+            np.nan_to_num(np.asarray(cost[target], dtype=np.float64), nan=1.0)
         with np.errstate(invalid="ignore"):
             g = np.clip(a[:, None] - P, 0, None) * wt[:, None] * s
             if waste is not None and target in waste:
                 g = g - rk * np.nan_to_num(np.asarray(waste[target], dtype=np.float64))[:, None]
         g = np.where(has[:, None], g, -np.inf)
         gains[target] = g
-        R = np.column_stack([np.zeros(len(g)), rk])
+        R = np.column_stack([np.zeros(len(g)), rk * ck[:, None]])  # a cost a job scales its hull, not its shape
         G = np.column_stack([np.zeros(len(g)), np.where(np.isfinite(g), g, -1.0)])
         for rows, frm, to in _hulls(rk, G[:, 1:]):
             keep = has[rows]
@@ -149,7 +155,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
                 continue
             spent += float(dr[i])
             c[key[1]] = to[i]
-    out_levels, rows_out = {}, []
+    out_levels, rows_out, expected = {}, [], 0.0
     lv_sorted = np.asarray(levels)[order]
     for target in targets:
         k = chosen_k[target]
@@ -158,6 +164,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
         g = gains[target]
         freed = np.where(k > 0, g[np.arange(len(k)), np.maximum(k - 1, 0)], 0.0)
         kills = np.where(k > 0, risks[target][np.arange(len(k)), np.maximum(k - 1, 0)], 0.0)
+        expected += float(kills.sum())
         st = np.asarray(strata[target], dtype=object)
         has = np.isfinite(np.asarray(preds[target], dtype=np.float64)).all(axis=1) & \
             np.array([s is not None for s in st], dtype=bool)
@@ -169,7 +176,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
             rows_out.append({"target": target, "stratum": s, "jobs": int(m.sum()), "cut_jobs": int((m & (k > 0)).sum()),
                              "levels": {x: n for x, n in per.items() if n}, "expected_kills": float(kills[m].sum()),
                              "freed": float(freed[m].sum())})
-    return Allocation(chosen=out_levels, rows=rows_out, expected_kills=spent, budget_jobs=float(budget_jobs))
+    return Allocation(chosen=out_levels, rows=rows_out, expected_kills=expected, budget_jobs=float(budget_jobs))
 
 
 def apply_allocation(alloc: Allocation, preds: dict, levels) -> dict:

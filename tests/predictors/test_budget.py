@@ -41,6 +41,19 @@ def test_the_budget_goes_where_a_kill_buys_most():
     assert got.expected_kills == pytest.approx(20.0)
 
 
+def test_a_kill_that_costs_more_of_the_budget_is_bought_later():
+    preds, asked, strata, weight = _month()
+    # b's jobs 100-149 cost 20 jobs a kill (a second budget, of GPU-hours, binds them): their step frees 10 / 20
+    # = 0.5 a unit spent, less than a's second step (1.1).  11 units: a's first steps (1), b's 50 cheap jobs (5),
+    # then a's second steps, 0.09 a job: 55 fit in the 5 left; none of b's dear jobs
+    cost = {"memory": np.r_[np.ones(100), np.full(50, 20.0), np.ones(50)]}
+    got = allocate(preds, asked, strata, weight, LEVELS, 11.0, cost=cost)
+    assert np.isnan(_levels(got, 100, 150)).all() and (_levels(got, 150, 200) == 0.9).all()
+    assert (_levels(got, 0, 55) == 0.9).all() and (_levels(got, 55, 100) == 0.99).all()
+    # the expected kills are kills: 1 + 5 + 55 × 0.09
+    assert got.expected_kills == pytest.approx(1.0 + 5.0 + 55 * 0.09)
+
+
 def test_the_rows_say_per_stratum_what_was_chosen():
     preds, asked, strata, weight = _month()
     rows = {r["stratum"]: r for r in allocate(preds, asked, strata, weight, LEVELS, 5.0).rows}
