@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .month import STEMS, build_month
-from .scenarios import Scenario, as_replayed, killed_after, requests_for
+from .scenarios import Scenario, as_replayed, held_gpus, killed_after, requests_for
 from .to_simulator import job_totals, node_counts, replayable
 
 KILL_TARGETS = {"enforce": ("memory", "cpus", "gpus", "walltime"), "advise": ("memory", "cpus", "gpus")}
@@ -183,7 +183,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
     procs = getattr(cluster, "procs", None)
     month, _ = build_month(table, cluster, procs=procs)
     rows = job_totals(table, procs=procs).rows
-    asked_gpu_hours = float((month.gpus / month.gpu_unit * month.run).sum() / 3600.0)
+    asked_gpu_hours = float((held_gpus(month, month.gpus) * month.run).sum() / 3600.0)
     gpu_allowed = None if gpu_hours is None else gpu_hours * asked_gpu_hours
     cost = None
     if gpu_allowed is not None:
@@ -208,7 +208,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
             r = requests_for(month, Scenario("rightsized", mode=mode, predictor="budget"))
             after = killed_after(month, r, kill_at_limit=procs is None)
             dead = np.isfinite(after)
-            lost = float((r.gpus[dead] / month.gpu_unit * after[dead]).sum() / 3600.0)
+            lost = float((held_gpus(month, r.gpus)[dead] * after[dead]).sum() / 3600.0)
             return alloc, values, int(dead.sum()), lost
 
         spent, (alloc, values, kills, lost) = largest_within(spend, budget * replayed, gpu_allowed)

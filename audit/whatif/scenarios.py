@@ -233,6 +233,12 @@ def _scaled_util(util: np.ndarray, asked: np.ndarray, given: np.ndarray) -> np.n
     return np.clip(np.where(np.isfinite(u), u, 1.0), 0, 1)
 
 
+def held_gpus(m: Month, gpus: np.ndarray) -> np.ndarray:
+    """The GPUs a job holds for ``gpus`` asked in all (in the month's unit), as the replay places them: whole GPUs
+    a node, rounded up (:func:`gpus_per_node`), on each of its nodes."""
+    return gpus_per_node(gpus, m.nodes, m.gpu_unit) * m.nodes / m.gpu_unit
+
+
 def killed_after(m: Month, r: Requests, *, kill_at_limit: bool = True) -> np.ndarray:
     """Per job, the seconds its first attempt under requests ``r`` runs before it is killed (NaN: it is not), as
     the replay's engine decides it (:func:`simulator.kills.attempt`, on the per-node requests of :func:`to_jobs`,

@@ -331,19 +331,18 @@ def test_the_kills_counted_before_the_replay_are_the_replays_own():
 
 
 def test_the_gpu_hours_a_kill_loses_are_counted_as_the_replay_counts_them():
-    # one job asking 2 GPUs and 8 GiB, peaking at 4 GiB over its 100 s, given 2 GiB: it crosses 2 GiB at 50 s
-    # and is killed, its attempt having held 2 GPUs for 50 s
-    from audit.whatif.scenarios import killed_after
+    # one job on 2 nodes asking 3 GPUs and 16 GiB, peaking at 8 GiB over its 100 s, given 4 GiB: it crosses 4 GiB
+    # at 50 s and is killed; 3 GPUs on 2 nodes are 2 a node, so its attempt held 4 GPUs for 50 s
+    from audit.whatif.scenarios import held_gpus, killed_after
 
-    t = table([(1, 0, 100, 1, 8, 4, 100)])
-    t["req_gpus"], t["alloc_gpus"], t["gpu_type"] = 2, 2, "a100"
-    gpus = Cluster(groups=(NodeGroup("g", 1, cpus=4, mem_bytes=8 * GB, gpus=2, gpu_type="a100"),),
+    t = table([(1, 0, 100, 2, 16, 8, 200)])
+    t["req_gpus"], t["alloc_gpus"], t["gpu_type"], t["req_nodes"], t["alloc_nodes"] = 3, 3, "a100", 2, 2
+    gpus = Cluster(groups=(NodeGroup("g", 2, cpus=4, mem_bytes=8 * GB, gpus=2, gpu_type="a100"),),
                    partitions=(Partition("cpu", ("g",)),))
-    month, _ = build_month(t, gpus, {"budget/advise": {"memory": np.array([2 * GB], dtype=float)}})
+    month, _ = build_month(t, gpus, {"budget/advise": {"memory": np.array([4 * GB], dtype=float)}})
     scenario = Scenario("rightsized", mode="advise", predictor="budget")
     r = requests_for(month, scenario)
     after = killed_after(month, r)
-    assert after.tolist() == [50.0]
-    assert (r.gpus / month.gpu_unit * after).sum() / 3600 == pytest.approx(2 * 50 / 3600)
+    assert after.tolist() == [50.0] and held_gpus(month, r.gpus).tolist() == [4.0]
     m = run(Replay(scenario), Setting(month=month, cluster=gpus))
-    assert m["lost_gpu_hours"] == pytest.approx(2 * 50 / 3600)
+    assert m["lost_gpu_hours"] == pytest.approx(4 * 50 / 3600)
