@@ -315,23 +315,28 @@ def measure(store: Path, label: str) -> None:
                     why = (f"{100 * top:.0f} % at the request" if top > 1 - float(lv)
                            else f"{100 * (hi - lo):.0f} % tied at the quantile" if tied else "")
                     (atom if off > 0.02 and v["coverage"] > float(lv) and why else worst).append(
-                        (off, target, lv, s, v["jobs"], v["coverage"], why, v.get("habits"), z))
-    worst.sort(reverse=True)
+                        (off, target, lv, s, v["jobs"], v["coverage"], why, v.get("habits"), z, v.get("se")))
+    worst.sort(key=lambda w: w[:9], reverse=True)
+    # a stratum calibrated exactly still lies outside +-0.02 of its level by chance: 2 P(Z > 0.02 / se)
+    from scipy.stats import norm
+
+    chance = sum(2.0 * norm.sf(0.02 / w[9]) for w in worst if w[9])
     inside = sum(w[0] <= 0.02 for w in worst)
     outside = [w for w in worst if w[0] > 0.02]
     beyond = [w for w in outside if not abs(w[8]) <= 2]
     print(f"  coverage per stratum (strata of >= 1,000 jobs): {inside} of {len(worst) + len(atom)} within +-0.02 of "
           f"their level; {len(atom)} over it where more than 1 - level of the stratum's jobs needed their whole request "
           f"(only the request covers them) or an atom of need spans the level +-0.02; of the other {len(outside)}, "
-          f"{len(beyond)} more than two standard errors from their level with a habit's jobs missing together (se); worst others: "
+          f"{len(beyond)} more than two standard errors from their level with a habit's jobs missing together (se); "
+          f"calibrated exactly, {chance:.1f} of the {len(worst)} would lie outside +-0.02 by chance; worst others: "
           + "; ".join(f"{t} {s} at {lv}: {c:.3f} ({n:,} jobs, {h:,} habits, z {z:+.1f})"
-                      for _, t, lv, s, n, c, _, h, z in worst[:4]))
+                      for _, t, lv, s, n, c, _, h, z, _ in worst[:4]))
     if beyond:
         print("    beyond two standard errors: " + "; ".join(f"{t} {s} at {lv}: {c:.3f} (z {z:+.1f})"
-                                                         for _, t, lv, s, n, c, _, h, z in beyond))
+                                                         for _, t, lv, s, n, c, _, h, z, _ in beyond))
     if atom:
         print("    over it: " + "; ".join(f"{t} {s} at {lv}: {c:.3f}, {why}"
-                                         for _, t, lv, s, n, c, why, _, _ in sorted(atom, reverse=True)[:6]))
+                                         for _, t, lv, s, n, c, why, _, _, _ in sorted(atom, reverse=True)[:6]))
     gap = summary.get("gap")
     if gap:
         causes = ", ".join(f"{c['cause']} {c['nodes']:.1f}" for c in gap["by_cause"])
