@@ -119,7 +119,7 @@ def allocate(preds: dict, asked: dict, strata: dict, weight: dict, levels, budge
                 g = g - rk * np.nan_to_num(np.asarray(waste[target], dtype=np.float64))[:, None]
         g = np.where(has[:, None], g, -np.inf)
         gains[target] = g
-        R = np.column_stack([np.zeros(len(g)), rk * ck[:, None]])  # a cost a job scales its hull, not its shape
+        R = np.column_stack([np.zeros(len(g)), rk * ck[:, None]])  # a job's cost scales its steps, not its hull's shape
         G = np.column_stack([np.zeros(len(g)), np.where(np.isfinite(g), g, -1.0)])
         for rows, frm, to in _hulls(rk, G[:, 1:]):
             keep = has[rows]
