@@ -274,8 +274,9 @@ def capacity(run, cfg, fmt: Formatter) -> dict:
 
 def recoverable(w: dict, fmt: Formatter) -> dict:
     scen = w.get("scenarios") or {}
+    units = _unit(w, 2)
     trade = table("tradeoff", "Capacity recovered against failure cost, by risk level",
-                  [("scenario", "text"), ("nodes recovered", "int"), ("share of cluster", "pct"),
+                  [("scenario", "text"), (f"{units} recovered", "int"), ("share of cluster", "pct"),
                    ("shaken mean", "num"),
                    ("kills per 1,000 jobs", "num"), ("GPU-h lost", "num"), ("core-h lost", "num"),
                    ("within tolerance", "bool")],
@@ -287,11 +288,11 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
     books = sorted({b for c in cap.values() for b in (c.get("dollars") or {})})
     service = table("scenarios", "Service and capacity per scenario on the full cluster",
                     [("scenario", "text"), ("p95 wait", "dur"), ("mean wait", "dur"), ("bounded slowdown", "num"),
-                     ("CPU occupancy", "pct"), ("GPU occupancy", "pct"), ("nodes recovered", "int")],
+                     ("CPU occupancy", "pct"), ("GPU occupancy", "pct"), (f"{units} recovered", "int")],
                     [[scenario_label(n, e), e["p95_wait_s"], e["mean_wait_s"], e["mean_bounded_slowdown"],
                       e["occupancy_cpus"], e["occupancy_gpus"], (cap.get(n) or {}).get("nodes_recovered")]
                      for n, e in scen.items()])
-    dollars = table("capacity_dollars", "Dollars a month of the nodes recovered, by price book",
+    dollars = table("capacity_dollars", f"Dollars a month of the {units} recovered, by price book",
                     [("scenario", "text"), *[(b, "usd") for b in books]],
                     [[scenario_label(n, scen.get(n)), *[((c.get("dollars") or {}).get(b) or {}).get("usd_per_month")
                                                         for b in books]] for n, c in cap.items()])
@@ -343,6 +344,7 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
     scen = w.get("scenarios") or {}
     name = g.get("scenario")
     label = scenario_label(str(name), scen.get(name))
+    units = _unit(w, 2)
     by_res = table("oracle_gap", f"Where the oracle's capacity went, by resource: the recommended level ({label}) "
                                  "against the oracle",
                    [("resource", "text"), ("unit", "text"), ("asked", "qty"), ("oracle holds", "qty"),
@@ -357,16 +359,16 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                         "with fewer than two ended jobs of their habit; prediction spread: the jobs with one.",
                    cls="wrap-head")
     by_cause = table("oracle_gap_causes",
-                     f"By cause: the {fmt.nodes(g.get('nodes_gap'))} nodes between the oracle and the recommended "
-                     f"level ({label})",
-                     [("cause", "text"), ("nodes", "num"), ("share of the gap", "pct")],
+                     f"By cause: the {fmt.nodes(g.get('nodes_gap'))} {units} between the oracle and the "
+                     f"recommended level ({label})",
+                     [("cause", "text"), (units, "num"), ("share of the gap", "pct")],
                      _picked(g.get("by_cause"), ("cause", "nodes", "share"), "cause", GAP_CAUSES),
                      note="The service rule is what is left of the gap once the other causes are counted: capacity "
                           "the scenario freed that its queue, packing and kills' delays still need (negative when "
                           "the held capacity explains more than the gap).")
-    by_pool = table("oracle_gap_pools", "By pool: the oracle's nodes and the recommended level's, and the causes "
-                                        "in nodes, counted in each pool's binding resource",
-                    [("pool", "text"), ("nodes", "int"), ("binding resource", "text"), ("oracle recovers", "int"),
+    by_pool = table("oracle_gap_pools", f"By pool: the oracle's {units} and the recommended level's, and the "
+                                        f"causes in {units}, counted in each pool's binding resource",
+                    [("pool", "text"), (units, "int"), ("binding resource", "text"), ("oracle recovers", "int"),
                      ("scenario recovers", "int"), ("no history", "num"), ("prediction spread", "num"),
                      ("kills and re-runs", "num"), ("service rule", "num")],
                     _picked(g.get("by_pool"), ("pool", "nodes_total", "binding_resource", "oracle_nodes_recovered",
@@ -377,14 +379,14 @@ def oracle_gap(w: dict, fmt: Formatter) -> dict | None:
                          "resource and the resource-hours of its kills are converted to nodes at the same rate.",
                     cls="wrap-head")
     intro = (f"The oracle recovers {fmt.nodes(g.get('oracle_nodes_recovered'))} of {fmt.int(g.get('nodes_total'))} "
-             f"nodes; the recommended level ({label}) recovers {fmt.nodes(g.get('nodes_recovered'))}. The first table "
-             "shows, resource by resource, what each holds, and how much of the difference is held by jobs with no "
-             "history to be right-sized from and how much by the spread of the predictions; the chart and the second "
-             "table count the difference in nodes, and the third gives it pool by pool. Each pool's nodes are "
+             f"{units}; the recommended level ({label}) recovers {fmt.nodes(g.get('nodes_recovered'))}. The first "
+             "table shows, resource by resource, what each holds, and how much of the difference is held by jobs with "
+             "no history to be right-sized from and how much by the spread of the predictions; the chart and the "
+             f"second table count the difference in {units}, and the third gives it pool by pool. Each pool's nodes are "
              "counted in its binding resource, the one whose cut by the oracle is the most of its nodes' worth over "
              f"the month's {fmt.number(g.get('span_hours'))} hours.")
     tables = [by_res, by_cause] + ([by_pool] if g.get("by_pool") else [])
-    return {"intro": intro, "tables": tables, "bars": gap_bars(g, fmt)}
+    return {"intro": intro, "tables": tables, "bars": gap_bars(g, fmt), "units": units}
 
 
 # --- recommendations ------------------------------------------------------------------------------

@@ -42,3 +42,21 @@ def test_a_cluster_of_nodes_and_an_earlier_summary_count_nodes():
     for unit in ("node", None):  # a summary written before the unit was recorded counts nodes
         r = recoverable_headline(_whatif(unit, 12), f)
         assert r["unit"] == "nodes" and "12 nodes of 4,008" in " ".join(decision(r, {"waste_share": "n/a"}, []))
+
+
+def test_a_pool_counts_processors_in_the_recoverable_tables():
+    from reports.sections import oracle_gap, recoverable
+
+    f = Formatter()
+    w = _whatif("processor", 12)
+    w["tradeoff"] = [{"scenario": "rightsized@0.99/advise", "nodes_recovered": 12, "share_recovered": 12 / 4008,
+                      "kills_per_1000_jobs": 0.0, "gpu_hours_lost": 0.0, "core_hours_lost": 0.0,
+                      "within_tolerance": True}]
+    w["scenarios"]["rightsized@0.99/advise"].update(p95_wait_s=60.0, mean_wait_s=30.0, mean_bounded_slowdown=1.5,
+                                                    occupancy_cpus=0.7, occupancy_gpus=0.0)
+    titles = [c for t in recoverable(w, f)["tables"] for c in [t["caption"], *(h for h, _ in t["columns"])]]
+    gap = oracle_gap(w, f)
+    titles += [c for t in gap["tables"] for c in [t["caption"], *(h for h, _ in t["columns"])]]
+    text = " ".join(str(x) for x in titles) + gap["intro"] + gap["units"]
+    assert "processors recovered" in text and "4,008 processors" in gap["intro"]
+    assert "nodes recovered" not in text and "nodes between" not in text
