@@ -213,7 +213,7 @@ def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget:
 
         spent, (alloc, values, kills, lost) = largest_within(spend, budget * replayed, gpu_allowed)
         out[f"budget/{mode}"] = values
-        allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "spent_jobs": spent,
+        allocations[mode] = {"budget": budget, "budget_jobs": budget * replayed, "allowed_jobs": spent,
                              "expected_kills": alloc.expected_kills,
                              "expected_kill_share": alloc.expected_kills / max(1, replayed),
                              "counted_kills": kills, "gpu_hours_budget": gpu_hours,

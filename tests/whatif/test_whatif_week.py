@@ -103,7 +103,7 @@ def test_the_kill_budget_spends_no_more_than_it_has(week):
     for mode in ("advise",):
         b = s["kill_budget"][mode]
         assert b["budget_jobs"] == pytest.approx(0.01 * s["jobs"])
-        assert b["expected_kills"] <= b["spent_jobs"] + 1e-9
+        assert b["expected_kills"] <= b["allowed_jobs"] + 1e-9
         assert b["expected_kills"] == pytest.approx(sum(r["expected_kills"] for r in b["allocation"]))
         # the kills counted before the replay are the replay's own, within the budget
         row = next(r for r in s["tradeoff"] if r["scenario"] == f"rightsized@budget/{mode}")
@@ -157,7 +157,7 @@ def test_a_budget_of_gpu_hours_keeps_the_gpu_hours_the_kills_lose_within_it(week
     c = capped["advise"]
     assert c["gpu_hours_allowed"] == pytest.approx(share * asked, rel=0.02)
     assert c["counted_gpu_hours_lost"] <= c["gpu_hours_allowed"]
-    assert c["spent_jobs"] < a["spent_jobs"] and c["counted_kills"] <= a["counted_kills"] <= a["budget_jobs"]
+    assert c["allowed_jobs"] < a["allowed_jobs"] and c["counted_kills"] <= a["counted_kills"] <= a["budget_jobs"]
 
 
 def test_the_kill_budget_is_a_share_of_the_jobs_the_replay_keeps(week):
