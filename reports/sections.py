@@ -296,6 +296,18 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
                     [("scenario", "text"), *[(b, "usd") for b in books]],
                     [[scenario_label(n, scen.get(n)), *[((c.get("dollars") or {}).get(b) or {}).get("usd_per_month")
                                                         for b in books]] for n, c in cap.items()])
+    kb = w.get("kill_budget") or {}
+    kill_budget = table("kill_budget", "The kill budget: what it allowed, and the kills and GPU-hours lost it cost",
+                        [("mode", "text"), ("share of jobs", "pct"), ("jobs allowed", "num"), ("kills", "int"),
+                         ("expected kills", "num"), ("share of GPU-h", "pct"), ("GPU-h allowed", "num"),
+                         ("GPU-h lost", "num")],
+                        [[m, b.get("budget"), b.get("budget_jobs"), b.get("counted_kills"), b.get("expected_kills"),
+                          b.get("gpu_hours_budget"), b.get("gpu_hours_allowed"), b.get("counted_gpu_hours_lost")]
+                         for m, b in kb.items()],
+                        note="Kills and GPU-hours lost are counted job by job as the replay kills them (a peak over "
+                             "the memory given, a run stretched for want of cores or GPUs past its limit); expected "
+                             "kills are what each cut's stratum measured before its submission. No share of GPU-hours "
+                             "(n/a): no such limit.", cls="wrap-head")
     pol = w.get("policies") or {}
     policies = table("policies", "Policy what-ifs: the requests as made under each scheduling policy",
                      [("policy", "text"), ("mean wait", "dur"), ("p95 wait", "dur"), ("bounded slowdown", "num"),
@@ -313,7 +325,7 @@ def recoverable(w: dict, fmt: Formatter) -> dict:
                 f"{fmt.pct(f.get('simulated_occupancy_cpus'))} against {fmt.pct(f.get('logged_occupancy_cpus'))}, "
                 f"GPU occupancy {fmt.pct(f.get('simulated_occupancy_gpus'))} against "
                 f"{fmt.pct(f.get('logged_occupancy_gpus'))}.")
-    tables = [trade, service, dollars, policies] + ([budgets] if budget else [])
+    tables = [trade, service, dollars] + ([kill_budget] if kb else []) + [policies] + ([budgets] if budget else [])
     return {"tables": tables, "fidelity": fidelity, "tolerance": fmt.pct((w.get("options") or {}).get("tolerance")),
             "recommended": scenario_label(w["recommended"]["scenario"], scen.get(w["recommended"]["scenario"]))
             if w.get("recommended") else None, "gap": oracle_gap(w, fmt)}

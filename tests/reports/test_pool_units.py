@@ -60,3 +60,4 @@ def test_a_pool_counts_processors_in_the_recoverable_tables():
     text = " ".join(str(x) for x in titles) + gap["intro"] + gap["units"]
     assert "processors recovered" in text and "4,008 processors" in gap["intro"]
     assert "nodes recovered" not in text and "nodes between" not in text
+
