@@ -40,7 +40,7 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
-def _kill_budget(ctx, param, value):
+def _share(ctx, param, value):
     """``1%``, ``0.01`` → 0.01; ``off`` → None (no kill-budget scenario, or no budget of GPU-hours)."""
     if value is None or str(value).strip().lower() in ("off", "none", "no"):
         return None
@@ -134,8 +134,8 @@ def ingest(paths, out, cluster, fmt, timezone, delimiter) -> None:
               help="Fit and save the submit-time advisor's model in DIR/model (about a minute per 100,000 jobs).")
 @click.option("--scheduler", default=None, help="What-if replays on this Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="What-if replays in this process, one after another.")
-@click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
-@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+@click.option("--kill-budget", default="1%", show_default=True, callback=_share, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_share,
               help=GPU_HOURS_BUDGET_HELP)
 @click.option("--config", "config_path", default=None, type=click.Path(path_type=Path),
               help="Report config TOML (client, branding, price book, risk, thresholds, pages, anonymisation).")
@@ -275,8 +275,8 @@ def _floats(text: str) -> tuple:
               help="Shaken copies of the month for the recommended level's interval.")
 @click.option("--tolerance", default=0.01, show_default=True, type=click.FloatRange(min=0),
               help="Largest share of jobs killed the recommended level may cost.")
-@click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
-@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+@click.option("--kill-budget", default="1%", show_default=True, callback=_share, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_share,
               help=GPU_HOURS_BUDGET_HELP)
 @click.option("--scheduler", default=None, help="Address of a running Dask scheduler (tcp://HOST:8786).")
 @click.option("--serial", is_flag=True, help="Run every replay in this process, one after another.")
@@ -427,8 +427,8 @@ def collect_sge(since, until, out, accounting, quiet) -> None:
 @click.option("--advisor-model/--no-advisor-model", default=True, show_default=True,
               help="Fit and save the submit-time advisor's model in DIR/YYYY-MM/model.")
 @click.option("--serial", is_flag=True, help="What-if replays in this process.")
-@click.option("--kill-budget", default="1%", show_default=True, callback=_kill_budget, help=KILL_BUDGET_HELP)
-@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_kill_budget,
+@click.option("--kill-budget", default="1%", show_default=True, callback=_share, help=KILL_BUDGET_HELP)
+@click.option("--gpu-hours-budget", default="off", show_default=True, callback=_share,
               help=GPU_HOURS_BUDGET_HELP)
 @click.option("--wait", "wait_s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to wait for another monthly run to finish before giving up (exit 75).")

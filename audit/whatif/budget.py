@@ -125,23 +125,20 @@ def largest_within(spend, budget_jobs: float, gpu_hours: float | None = None) ->
     ``spend`` counts them (its result's last two items: jobs killed, GPU-hours lost), stay within ``budget_jobs``
     and, given ``gpu_hours``, whose GPU-hours lost stay within it; nothing spent (0.0) where even the grid's least
     does not fit.  The kills grow with the spend (the greedy takes its increments in one order, each deepening a
-    cut), so the grid is bisected."""
-
-    def fits(got) -> bool:
-        return got[-2] <= budget_jobs and (gpu_hours is None or got[-1] <= gpu_hours)
+    cut), so the grid is bisected (:class:`.search.Bisection`, for the least power that does not fit)."""
+    from .search import Bisection
 
     if budget_jobs <= 0:
         return 0.0, spend(0.0)
-    lo, hi = -GRID_STEPS[0], GRID_STEPS[1]
-    found = None
-    while lo <= hi:
-        j = (lo + hi) // 2
-        got = spend(budget_jobs * GRID ** j)
-        if fits(got):
-            found, lo = (budget_jobs * GRID ** j, got), j + 1
-        else:
-            hi = j - 1
-    return found if found is not None else (0.0, spend(0.0))
+    tried = {}
+    search = Bisection(-GRID_STEPS[0], GRID_STEPS[1] + 1)  # the top, one past the grid, is taken not to fit
+    while (j := search.probe()) is not None:
+        got = tried[j] = spend(budget_jobs * GRID ** j)
+        search.tell(j, not (got[-2] <= budget_jobs and (gpu_hours is None or got[-1] <= gpu_hours)))
+    j = search.answer - 1
+    if j < -GRID_STEPS[0]:
+        return 0.0, spend(0.0)
+    return budget_jobs * GRID ** j, tried[j]  # a power that fits was told so, so it was tried
 
 
 def budget_predictions(table: pd.DataFrame, frame: pd.DataFrame, levels, budget: float, cluster,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulator.kills import first_kills
 from simulator.records import Jobs
 
 GIB = 2**30
@@ -241,18 +242,13 @@ def held_gpus(m: Month, gpus: np.ndarray) -> np.ndarray:
 
 def killed_after(m: Month, r: Requests, *, kill_at_limit: bool = True) -> np.ndarray:
     """Per job, the seconds its first attempt under requests ``r`` runs before it is killed (NaN: it is not), as
-    the replay's engine decides it (:func:`simulator.kills.attempt`, on the per-node requests of :func:`to_jobs`,
-    without telemetry): use growing to its peak crosses its memory a node (a memory limit given) at
-    ``run × memory / peak`` of its work, and a run stretched for want of cores or GPUs stops at its time limit."""
+    the replay's engine decides it (:func:`simulator.kills.first_kills`, on the per-node requests of
+    :func:`to_jobs`, without telemetry): use growing to its peak crosses its memory a node (a memory limit given)
+    at ``run × memory / peak`` of its work, and a run stretched for want of cores or GPUs stops at its time
+    limit."""
     n = m.nodes
-    mem = r.mem // n
     peak = np.nan_to_num(m.mem_peak, nan=0.0).astype(np.int64) // n
-    run = m.run * r.stretch
-    with np.errstate(divide="ignore", invalid="ignore"):
-        oom_after = np.where((mem > 0) & (peak > mem), m.run * mem / peak * r.stretch, np.inf)
-    end = np.where(oom_after < run, oom_after, run)
-    late = end > r.limit if kill_at_limit else np.zeros(len(m), dtype=bool)
-    return np.where(late, r.limit, np.where(oom_after < run, oom_after, np.nan))
+    return first_kills(m.run, r.stretch, r.limit, r.mem // n, peak, kill_at_limit=kill_at_limit)
 
 
 def to_jobs(m: Month, r: Requests, *, submit: np.ndarray | None = None, arrival_scale: float = 1.0) -> Jobs:
