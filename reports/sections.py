@@ -105,9 +105,10 @@ def recoverable_headline(w: dict | None, fmt: Formatter) -> dict:
     tol = fmt.pct((w.get("options") or {}).get("tolerance"))
     if rec is None:
         return {"state": "none", "tolerance": tol}
-    budget = (w.get("options") or {}).get("kill_budget")
-    level = (f"{fmt.pct(budget)} kill-budget" if rec.get("level") is None and rec.get("predictor") == "budget"
-             else level_label(rec.get("level")))
+    opts = w.get("options") or {}
+    budget, gpu_hours = opts.get("kill_budget"), opts.get("gpu_hours_budget")
+    level = (f"{fmt.pct(budget)} kill-budget" + (f" and {fmt.pct(gpu_hours)} of GPU-hours lost" if gpu_hours else "")
+             if rec.get("level") is None and rec.get("predictor") == "budget" else level_label(rec.get("level")))
     base = {"level": level, "mode": rec.get("mode"), "tolerance": tol,
             "kills": fmt.number(rec.get("kills_per_1000_jobs")), "gpu_lost": fmt.number(rec.get("gpu_hours_lost")),
             "total": fmt.int(w["cluster"]["nodes"]), "unit": _unit(w, 2), "unit_one": _unit(w, 1)}

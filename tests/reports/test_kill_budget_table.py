@@ -21,3 +21,15 @@ def test_the_kill_budget_table_shows_what_it_allowed_and_cost():
     assert t["rows"] == [["advise", 0.01, 400.0, 271, 226.4, 0.005, 303.7, 196.9]]
     del w["kill_budget"]
     assert all(t["name"] != "kill_budget" for t in recoverable(w, f)["tables"])
+
+
+def test_page_one_names_the_budget_and_its_gpu_hours_cap():
+    from reports.sections import recoverable_headline
+
+    f = Formatter()
+    w = _whatif("node", 12)
+    w["recommended"].update(scenario="budget/advise", level=None, predictor="budget")
+    w["options"]["kill_budget"] = 0.01
+    assert recoverable_headline(w, f)["level"] == f"{f.pct(0.01)} kill-budget"
+    w["options"]["gpu_hours_budget"] = 0.005
+    assert recoverable_headline(w, f)["level"] == f"{f.pct(0.01)} kill-budget and {f.pct(0.005)} of GPU-hours lost"
