@@ -59,18 +59,24 @@ LOWEST_LEVEL = 0.25
 
 def adaptive_levels(levels, y_seen: np.ndarray, pred_seen: np.ndarray, gain: float, *, lowest: float = LOWEST_LEVEL,
                     highest: float = 0.999, observed: np.ndarray | None = None) -> np.ndarray:
-    """Levels ``τ + gain · (τ − share of observed jobs with y ≤ q)``, per level, clipped to [lowest, highest].
-    ``lowest`` lies well below the lowest level so that a level is lowered as readily as it is raised: a floor
-    at the lowest level itself would correct its under-coverage and never its over-coverage.  With ``observed``
-    False for some jobs, their ``y`` is a lower bound (still running) and the share is the Kaplan–Meier one."""
+    """Levels ``τ + gain · 4τ(1 − τ) · (τ − share of observed jobs with y ≤ q)``, per level, clipped to
+    [lowest, highest]: ``gain`` is the step at τ = 0.5, and the step shrinks with τ(1 − τ), the variance of a
+    share.  A coverage strays from τ by chance as √(τ(1 − τ) / n), so a fixed tolerance around τ (±0.02) is
+    threatened most at the middle levels and least near 1, where a step in level also costs the most capacity
+    (a bound's climb through the tail of the need).  A steady deviation ``d`` left by the calibration is brought
+    down to ``d / (1 + gain · 4τ(1 − τ))``.  ``lowest`` lies well below the lowest level so that a level is
+    lowered as readily as it is raised: a floor at the lowest level itself would correct its under-coverage and
+    never its over-coverage.  With ``observed`` False for some jobs, their ``y`` is a lower bound (still
+    running) and the share is the Kaplan–Meier one."""
     lv = np.asarray(levels, dtype=np.float64)
     if gain == 0 or not len(y_seen):
         return lv
     if observed is not None and not np.all(observed):
         covered = np.array([km_share_at_most(y_seen - pred_seen[:, j], observed) for j in range(len(lv))])
-        return np.clip(lv + gain * (lv - covered), np.minimum(lowest, lv), np.maximum(highest, lv))
-    err = (lv[None, :] - (y_seen[:, None] <= pred_seen)).mean(axis=0)
-    return np.clip(lv + gain * err, np.minimum(lowest, lv), np.maximum(highest, lv))
+    else:
+        covered = (y_seen[:, None] <= pred_seen).mean(axis=0)
+    step = gain * 4.0 * lv * (1.0 - lv)
+    return np.clip(lv + step * (lv - covered), np.minimum(lowest, lv), np.maximum(highest, lv))
 
 
 class ConformalCalibrator(Estimator):

@@ -137,15 +137,22 @@ def test_adaptive_levels_move_against_the_error():
     y = np.array([1.0, 1.0, 1.0, 1.0])
     q = np.array([[0.5], [2.0], [2.0], [2.0]])  # 3 of 4 covered at level 0.9: raise the level
     up = adaptive_levels((0.9,), y, q, 0.5)
-    assert up[0] == pytest.approx(0.9 + 0.5 * (0.9 - 0.75))
-    assert adaptive_levels((0.9,), y, np.full((4, 1), 2.0), 1.0)[0] == pytest.approx(0.8)
-    assert adaptive_levels((0.9,), y, np.full((4, 1), 0.1), 1.0)[0] == 0.999  # clipped
+    assert up[0] == pytest.approx(0.9 + 0.5 * 0.36 * (0.9 - 0.75))  # the step at 0.9: gain × 4 × 0.9 × 0.1
+    assert adaptive_levels((0.9,), y, np.full((4, 1), 2.0), 1.0)[0] == pytest.approx(0.9 - 0.36 * 0.1)
+    assert adaptive_levels((0.9,), y, np.full((4, 1), 0.1), 5.0)[0] == 0.999  # clipped
+
+
+def test_the_step_shrinks_with_the_variance_of_a_share():
+    y = np.ones(100)
+    q = np.where(np.arange(100)[:, None] < 10, 0.5, 2.0) * np.ones((1, 3))  # 90 of 100 covered at each level
+    got = adaptive_levels((0.5, 0.95, 0.99), y, q, 0.2)
+    assert got == pytest.approx([0.5 + 0.2 * 1.0 * (0.5 - 0.9), 0.95 + 0.2 * 0.19 * 0.05, 0.99 + 0.2 * 0.0396 * 0.09])
 
 
 def test_the_lowest_level_is_lowered_as_readily_as_it_is_raised():
     y = np.ones(4)
     over = np.array([[0.5], [2.0], [2.0], [2.0]])  # 3 of 4 covered at level 0.5: lower it
-    assert adaptive_levels((0.5,), y, over, 0.5)[0] == pytest.approx(0.5 - 0.5 * 0.25)
+    assert adaptive_levels((0.5,), y, over, 0.5)[0] == pytest.approx(0.5 - 0.5 * 0.25)  # 4τ(1 − τ) is 1 at 0.5
     under = np.array([[0.5], [0.5], [0.5], [2.0]])  # 1 of 4: raise it by as much
     assert adaptive_levels((0.5,), y, under, 0.5)[0] == pytest.approx(0.5 + 0.5 * 0.25)
     assert adaptive_levels((0.5,), y, np.full((4, 1), 2.0), 1.0)[0] == 0.25  # clipped
