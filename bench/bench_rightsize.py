@@ -30,7 +30,12 @@ whole cores; a job without a bound keeps its request):
   hundredths at best.  A stratum covering more than its level is set apart where no bound could do otherwise:
   more than 1 − level of its jobs needed their whole request, or an atom of need (as many jobs needing exactly
   one whole GPU) spans the level ± 0.02 (``below_quantile``, ``through_quantile``);
-- the nodes recovered against the oracle's (target: a quarter), and where the rest went (``gap``).
+- the nodes recovered against the oracle's (target: a quarter), and where the rest went (``gap``);
+- on a generated month, the planted truth replayed: the month's what-if (in process) with the memory and cores
+  bounds at every level taken from the planted-truth oracle at that level where the habit had two ended jobs
+  (elsewhere the model's bounds as they are), time limits and GPUs as predicted, the kill budget spent over
+  those levels as over the model's: the nodes the best scenario within the tolerance recovers, what a predictor
+  that knew each habit exactly, short of each job's own draw, could recover.
 """
 
 from __future__ import annotations
@@ -342,6 +347,39 @@ def measure(store: Path, label: str) -> None:
         causes = ", ".join(f"{c['cause']} {c['nodes']:.1f}" for c in gap["by_cause"])
         print(f"  oracle {gap['oracle_nodes_recovered']} nodes, scenario {gap['nodes_recovered']} "
               f"(target >= {gap['oracle_nodes_recovered'] / 4:.1f}); the {gap['nodes_gap']} between: {causes}")
+    if spread:
+        planted_replay(table, shape, frame, spread)
+
+
+def planted_replay(table, shape, frame, spread: dict) -> None:
+    """The month's what-if with the memory and cores bounds of the planted-truth oracle at each of the sweep's
+    levels in place of the model's (see the module's docstring); prints the recommended scenario and every
+    right-sized one's nodes and kills."""
+    import pandas as pd
+
+    from audit.whatif import Options, whatif
+    from predictors.models import level_label
+
+    opts = Options()
+    bounds = planted_bounds(table, spread, {lv: {"level": lv} for lv in opts.risk})
+    at = pd.MultiIndex.from_frame(table[["cluster", "job_id"]].astype(str))
+    pos = pd.Series(np.arange(len(table)), index=at).reindex(
+        pd.MultiIndex.from_frame(frame[["cluster", "job_id"]].astype(str))).to_numpy()
+    frame = frame.copy()
+    for lv in opts.risk:
+        for target, stem in (("memory", "mem_peak_bytes"), ("cpus", "cpus_used")):
+            col = f"pred_{stem}_{level_label(lv)}"
+            v = bounds[lv][target][pos]
+            frame[col] = np.where(np.isfinite(v), v, frame[col].to_numpy(dtype=np.float64))
+    t = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        s = whatif(table, cluster_shape=shape, out=out, options=opts, quiet=True, predictions=frame).summary
+    rec = s.get("recommended") or {}
+    rows = ", ".join(f"{r['scenario'].removeprefix('rightsized@')} {r['nodes_recovered']} ({r['kills']:,})"
+                     for r in s.get("tradeoff", []) if r.get("within_tolerance"))
+    print(f"  the planted truth replayed ({time.perf_counter() - t:.0f} s): recommended {rec.get('scenario')}, "
+          f"{rec.get('nodes_recovered')} of the oracle's {s['capacity']['oracle']['nodes_recovered']} nodes, "
+          f"{rec.get('kills')} kills; within the tolerance, nodes (kills): {rows}")
 
 
 def main() -> None:
